@@ -1,0 +1,34 @@
+# `make test` and `make demo` work from a fresh clone with only the package registry reachable.
+# GPU users: `make venv TORCH_SPEC="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128"`
+# or any torch build you already have (TORCH_SPEC="" skips the torch step).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+EXTRAS ?= dev
+BIN := $(VENV)/bin
+
+.PHONY: venv test demo bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# The stamp makes `make test` cheap once the environment exists; it is rebuilt when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install -q $(TORCH_SPEC); fi
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+demo: venv
+	$(BIN)/python -m hindsight.search.demo
+
+bench: venv
+	$(BIN)/python benchmarks/search.py --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,45 @@
+"""Typed configuration from YAML-like mappings: unknown keys and wrong types are errors that
+name the section and key, never silently ignored."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _check_type(value: Any, annotation: Any, where: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if annotation in (int, float, str, bool):
+        if isinstance(value, bool) and annotation is not bool or not isinstance(value, annotation):
+            raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        (item_type, *_rest) = typing.get_args(annotation)
+        return tuple(_check_type(v, item_type, f"{where}[{i}]") for i, v in enumerate(value))
+    return value
+
+
+def from_mapping(cls: type[T], data: dict | None, where: str) -> T:
+    """Build dataclass `cls` from `data`; `where` (e.g. 'recipe.yaml: protocol') prefixes errors."""
+    data = dict(data or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(fields)}")
+    hints = typing.get_type_hints(cls)
+    values = {name: _check_type(value, hints[name], f"{where}.{name}") for name, value in data.items()}
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
