@@ -25,7 +25,8 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 demo: venv
-	$(BIN)/python -m hindsight.search.demo
+	$(BIN)/python -m hindsight.search --corpus examples/mini_corpus.jsonl -k 5 \
+		--cutoff 2024-06-01 --cutoff 2025-01-01 "hindsight supervision for search agents"
 
 bench: venv
 	$(BIN)/python benchmarks/search.py --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json

@@ -177,3 +177,16 @@ def test_real_corpus_a_post_filtered_global_top_k_would_fall_short(arxiv):
         assert len(gated) == min(10, eligible_matches(corpus, postings, query, cutoff))
         short += sum(h.date < cutoff for h in global_top) < len(gated)
     assert short > 100
+
+
+def test_earlier_cutoff_gives_the_later_results_minus_newer_papers(synthetic):
+    """Whole-corpus term statistics make scores independent of the cutoff (README, Search)."""
+    corpus, backend, _ = synthetic
+    rng = random.Random(11)
+    for _ in range(50):
+        query = " ".join(rng.choices(WORDS, k=2))
+        late = corpus.dates[-1] + dt.timedelta(days=1)
+        early = corpus.dates[0] + dt.timedelta(days=rng.randrange(1500))
+        everything = backend.search(query, late, len(corpus))
+        expected = [h.id for h in everything if h.date < early][:10]
+        assert [h.id for h in backend.search(query, early, 10)] == expected

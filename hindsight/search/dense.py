@@ -44,7 +44,8 @@ class DenseBackend:
         # A local path differs between machines; the model's own name is what identifies it.
         self.model_name = Path(model).name if os.path.isdir(model) else model
         key = hashlib.sha256(json.dumps([self.corpus_hash, self.model_name]).encode()).hexdigest()[:20]
-        path = Path(cache_dir or default_cache_dir()) / f"dense-{key}.npy"
+        self.embeddings_path = path = Path(cache_dir or default_cache_dir()) / f"dense-{key}.npy"
+        self.reused_embeddings = path.exists()
         if not path.exists():
             texts = [f"{p.title}. {p.abstract}" for p in corpus.papers]
             vectors = self.encoder.encode(texts, batch_size=batch_size, normalize_embeddings=True,
