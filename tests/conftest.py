@@ -1,7 +1,13 @@
+import os
+
 import pytest
 
 from hindsight.corpus import Corpus
 from tests.helpers import random_papers
+
+# Tests never reach a model hub: a load that would download fails instead of hanging.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 @pytest.fixture(autouse=True)
