@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import gzip
 import hashlib
 import json
 from collections import Counter
@@ -17,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hindsight.jsonl import read_jsonl
 from hindsight.schema import Paper, SchemaError, parse_date
 
 __all__ = ["Corpus", "CorpusError", "LoadReport", "load_corpus"]
@@ -80,18 +80,6 @@ class Corpus:
         return self._hash
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield line_no, json.loads(line), None
-            except json.JSONDecodeError as exc:
-                yield line_no, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
-
-
 def _parquet_records(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     try:
         import pyarrow.parquet as pq
@@ -110,7 +98,7 @@ def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = 
     if not path.exists():
         raise CorpusError(f"{path}: no such corpus file")
     is_parquet = path.suffix == ".parquet"
-    records = _parquet_records(path) if is_parquet else _jsonl_records(path)
+    records = _parquet_records(path) if is_parquet else read_jsonl(path)
     unit = "row" if is_parquet else "line"
     report = LoadReport(path=str(path))
     papers: list[Paper] = []

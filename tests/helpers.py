@@ -44,3 +44,38 @@ def require_arxiv_corpus() -> Path:
     if not ARXIV_CORPUS.exists():
         pytest.skip(f"real corpus not found at {ARXIV_CORPUS} (it lives in ../shared/data beside the repo)")
     return ARXIV_CORPUS
+
+
+def write_run(runs_dir: Path, name: str, episodes: list[dict], instances_path: Path,
+              protocol_hash: str = "proto", scorer_version: str = "1") -> Path:
+    """A run directory as the runner writes it: manifest.json and episodes.jsonl."""
+    from hindsight.jsonl import sha256_file
+
+    run_dir = runs_dir / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": name, "protocol_hash": protocol_hash, "scorer_version": scorer_version,
+                "instances": {"path": str(instances_path.resolve()), "sha256": sha256_file(instances_path)}}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    write_jsonl(run_dir / "episodes.jsonl", [{**e, "protocol_hash": protocol_hash} for e in episodes])
+    return run_dir
+
+
+def label_id(i: int, j: int) -> str:
+    """The id of label j of instance i in `make_instances` (unique up to 60,000 instances)."""
+    return f"{2001 + i // 5000}.{(i % 5000) * 20 + j + 1:05d}"
+
+
+def make_instances(n: int, labels_per: int = 1, flagged_every: int = 0) -> list[dict]:
+    """Instances t0..t{n-1}; instance i has labels label_id(i, j) of gain 7 (T3 conceptual)."""
+    return [{"id": f"t{i}", "split": "eval", "brief": f"brief {i}", "cutoff": "2024-01-01",
+             "target": {"id": f"2404.{i + 1:05d}", "title": f"Target {i}", "date": "2024-04-01"},
+             "labels": [{"id": label_id(i, j), "tier": "T3", "role": "conceptual"}
+                        for j in range(labels_per)],
+             "audit": {"flagged": bool(flagged_every and i % flagged_every == 0)}}
+            for i in range(n)]
+
+
+def episode_for(instance_id: str, returned: list[str], submitted: list[str], status: str = "submitted") -> dict:
+    return {"instance_id": instance_id, "policy": "test", "status": status, "calls": 2,
+            "steps": [{"tool": "search_papers", "args": {"query": "q"}, "returned_ids": returned}],
+            "submission": [{"id": pid, "rationale": ""} for pid in submitted]}

@@ -1,0 +1,149 @@
+"""Joining runs by target, checking they are comparable, and the paired differences."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from hindsight.metrics import aggregate, score_episode
+from hindsight.runs import COMPARED_FIELDS, Run
+from hindsight.schema import Instance
+from hindsight.stats import percentile_interval, resampled_means, sign_flip_pvalues, win_tie_loss
+
+FUNNEL = (("exposed_gain", "Exposed gain"), ("zero_exposure", "Zero-exposure rate"),
+          ("selected_gain", "Selected gain"), ("gain_kept", "Gain kept"),
+          ("rank_quality", "Rank quality"), ("ndcg10", "Final nDCG@10"))
+END_TO_END = (("ndcg10", "nDCG@10"), ("recall10", "Recall@10"), ("mrr", "MRR"), ("anyhit10", "AnyHit@10"),
+              ("hits3", "≥3 hits"), ("hits5", "≥5 hits"), ("calls", "Mean calls"))
+PER_TARGET = ("ndcg10", "recall10", "mrr", "anyhit10", "exposed_gain", "selected_gain", "zero_exposure", "calls")
+RATIOS = {"gain_kept": ("ndcg10", "exposed_gain"), "rank_quality": ("ndcg10", "selected_gain")}
+
+
+class ComparisonError(ValueError):
+    pass
+
+
+def check_comparable(runs: list[Run]) -> None:
+    """Refuse runs whose protocol, scorer or instance set differ, naming the field."""
+    for field in COMPARED_FIELDS:
+        values = {run.name: run.field(field) for run in runs}
+        missing = [name for name, value in values.items() if value in (None, "")]
+        if missing:
+            raise ComparisonError(f"manifest of run(s) {', '.join(missing)} lacks '{field}'")
+        if len(set(values.values())) > 1:
+            shown = ", ".join(f"{name}={str(value)[:16]}" for name, value in values.items())
+            raise ComparisonError(f"runs differ in '{field}' ({shown}): they were not run under one protocol")
+
+
+def run_counts(run: Run, instances: list[Instance]) -> dict:
+    wanted = {instance.id for instance in instances}
+    extra = sorted(set(run.episodes) - wanted)
+    if extra:
+        raise ComparisonError(f"run {run.name} has {len(extra)} episode(s) for targets outside its instance set, "
+                              f"e.g. {extra[:3]}")
+    statuses = [run.episodes[i].status for i in wanted if i in run.episodes]
+    return {"expected": len(wanted), "attempted": len(statuses),
+            "completed": sum(s in ("submitted", "budget_exhausted") for s in statuses),
+            "submitted": sum(s == "submitted" for s in statuses), "scored": len(wanted)}
+
+
+def score_run(run: Run, instances: list[Instance]) -> list[dict]:
+    """One score row per instance, in instance order; a missing episode scores as a failure."""
+    return [score_episode(run.episodes.get(instance.id), instance) for instance in instances]
+
+
+def _interval(samples: np.ndarray, point: float | None) -> dict:
+    finite = samples[np.isfinite(samples)]
+    if point is None or len(finite) == 0:
+        return {"diff": None, "low": None, "high": None}
+    low, high = percentile_interval(finite, 0.95)
+    return {"diff": point, "low": low, "high": high}
+
+
+def _columns(scores: list[dict]) -> np.ndarray:
+    """Per-target columns: the PER_TARGET metrics, then for 3 and 5 hits the indicator
+    (zero where ineligible) and the eligibility, so multi-hit rates are ratios of means."""
+    rows = []
+    for s in scores:
+        row = [float(s[m]) for m in PER_TARGET]
+        for need in (3, 5):
+            eligible = float(s["n_labels"] >= need)
+            row += [eligible * (s["hits"] >= need), eligible]
+        rows.append(row)
+    return np.array(rows)
+
+
+def paired_differences(a: list[dict], b: list[dict], n: int = 10_000, seed: int = 0) -> dict:
+    """B - A for every reported metric: mean difference, paired bootstrap 95% interval,
+    sign-flip p-value (not for the ratios gain kept and rank quality) and win/tie/loss."""
+    cols_a, cols_b = _columns(a), _columns(b)
+    width = cols_a.shape[1]
+    # One set of resamples serves every metric and both runs: targets are drawn jointly.
+    means = resampled_means(np.hstack([cols_a, cols_b]), n, seed)
+    boot_a, boot_b = means[:, :width], means[:, width:]
+    p_values = sign_flip_pvalues(cols_b - cols_a, n, seed)
+    index = {metric: j for j, metric in enumerate(PER_TARGET)}
+    out = {}
+    for metric, j in index.items():
+        point = float(cols_b[:, j].mean() - cols_a[:, j].mean())
+        out[metric] = {**_interval(boot_b[:, j] - boot_a[:, j], point), "p_value": float(p_values[j]),
+                       **win_tie_loss(cols_a[:, j], cols_b[:, j])}
+    ratios = {name: (index[num], index[den]) for name, (num, den) in RATIOS.items()}
+    for k, need in enumerate((3, 5)):
+        hit = len(PER_TARGET) + 2 * k
+        ratios[f"hits{need}"] = (hit, hit + 1)
+    for name, (num, den) in ratios.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            samples = boot_b[:, num] / boot_b[:, den] - boot_a[:, num] / boot_a[:, den]
+        mean_a, mean_b = cols_a.mean(axis=0), cols_b.mean(axis=0)
+        point = (float(mean_b[num] / mean_b[den] - mean_a[num] / mean_a[den])
+                 if mean_a[den] > 0 and mean_b[den] > 0 else None)
+        out[name] = {**_interval(samples, point), "p_value": None}
+        if name.startswith("hits"):
+            eligible = cols_a[:, den] > 0
+            out[name].update(p_value=float(p_values[num]), eligible=int(eligible.sum()),
+                             **win_tie_loss(cols_a[eligible, num], cols_b[eligible, num]))
+    return out
+
+
+def slice_value(instance: Instance, score: dict, field: str) -> str:
+    if field == "flagged":
+        return "flagged" if instance.audit.get("flagged") else "clean"
+    if field == "labels":
+        return str(score["n_labels"])
+    value: object = instance.to_dict()
+    for part in field.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return "(none)" if value is None else str(value)
+
+
+def _natural(item: tuple[str, list]) -> tuple:
+    value = item[0]
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
+
+
+def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, seed: int = 0,
+                 slices: tuple[str, ...] = ()) -> dict:
+    if len(runs) < 1:
+        raise ComparisonError("name at least one run")
+    check_comparable(runs)
+    scores = {run.name: score_run(run, instances) for run in runs}
+    report = {"runs": {run.name: {"counts": run_counts(run, instances), "summary": aggregate(scores[run.name]),
+                                  "manifest": run.manifest} for run in runs},
+              "differences": {}, "slices": {}, "resamples": n, "seed": seed, "per_target": scores}
+    base = runs[0].name
+    for other in runs[1:]:
+        report["differences"][f"{other.name} - {base}"] = paired_differences(scores[base], scores[other.name], n, seed)
+    for field in slices:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, instance in enumerate(instances):
+            groups[slice_value(instance, scores[base][i], field)].append(i)
+        report["slices"][field] = {
+            value: {"targets": len(rows),
+                    "ndcg10": {name: aggregate([scores[name][i] for i in rows])["ndcg10"] for name in scores},
+                    "differences": {f"{o.name} - {base}": paired_differences(
+                        [scores[base][i] for i in rows], [scores[o.name][i] for i in rows], n, seed)["ndcg10"]
+                        for o in runs[1:]}}
+            for value, rows in sorted(groups.items(), key=_natural)}
+    return report

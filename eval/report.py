@@ -1,0 +1,21 @@
+"""Print one run: its counts, funnel and end-to-end metrics (eval/compare.py compares several).
+
+    python eval/report.py base [--runs-dir runs] [--json OUT] [--plots DIR]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+
+from eval.compare import execute, make_parser  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    return execute(make_parser(__doc__, several_runs=False).parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

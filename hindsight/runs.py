@@ -1,0 +1,85 @@
+"""A run directory: `runs/<name>/episodes.jsonl` (one Episode a line) and `manifest.json`.
+
+The manifest fields that decide comparability (read by `eval/compare.py`):
+  protocol_hash     the protocol the episodes ran under (see hindsight.protocol)
+  scorer_version    the scorer the run is meant for
+  instances         {"path": ..., "sha256": ...}: the instance file the run covers
+Everything else (policy, model revision, decoding, counts, software) is recorded for people.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from hindsight.jsonl import read_jsonl
+from hindsight.schema import Episode, SchemaError
+
+COMPARED_FIELDS = ("protocol_hash", "scorer_version", "instances.sha256")
+
+
+class RunError(ValueError):
+    """A run directory that cannot be read as asked; the message names the file and line."""
+
+
+@dataclass
+class Run:
+    name: str
+    path: Path
+    manifest: dict
+    episodes: dict[str, Episode]
+
+    def field(self, dotted: str):
+        value = self.manifest
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    @property
+    def instances_path(self) -> Path:
+        raw = self.field("instances.path")
+        if not raw:
+            raise RunError(f"{self.path / 'manifest.json'}: no instances.path recorded")
+        path = Path(raw)
+        return path if path.is_absolute() else (self.path / path)
+
+
+def read_episodes(path: Path) -> dict[str, Episode]:
+    episodes: dict[str, Episode] = {}
+    first_line: dict[str, int] = {}
+    for line_no, record, error in read_jsonl(path):
+        where = f"{path}:{line_no}"
+        if error:
+            raise RunError(f"{where}: {error} (an interrupted run leaves a torn last line: resume it to repair)")
+        try:
+            episode = Episode.from_dict(record, where=where)
+        except SchemaError as exc:
+            raise RunError(str(exc)) from None
+        if episode.instance_id in first_line:
+            raise RunError(f"{where}: second episode for {episode.instance_id!r} "
+                           f"(first at line {first_line[episode.instance_id]})")
+        first_line[episode.instance_id] = line_no
+        episodes[episode.instance_id] = episode
+    return episodes
+
+
+def load_run(run_dir: str | Path) -> Run:
+    run_dir = Path(run_dir)
+    manifest_path, episodes_path = run_dir / "manifest.json", run_dir / "episodes.jsonl"
+    for needed in (manifest_path, episodes_path):
+        if not needed.exists():
+            raise RunError(f"{needed}: missing (is {run_dir} a run directory?)")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise RunError(f"{manifest_path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(manifest, dict):
+        raise RunError(f"{manifest_path}: expected a JSON object")
+    episodes = read_episodes(episodes_path)
+    expected_hash = manifest.get("protocol_hash")
+    for episode in episodes.values():
+        if expected_hash and episode.protocol_hash and episode.protocol_hash != expected_hash:
+            raise RunError(f"{episodes_path}: episode {episode.instance_id!r} ran under protocol "
+                           f"{episode.protocol_hash[:12]}…, the manifest says {expected_hash[:12]}…")
+    return Run(name=run_dir.name, path=run_dir, manifest=manifest, episodes=episodes)
