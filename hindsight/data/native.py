@@ -1,0 +1,114 @@
+"""The native format: `DIR/instances.jsonl` + `DIR/corpus.jsonl` (DESIGN §3), validated.
+
+On load, per instance: a label dated on or after the cutoff (its own date, else its corpus
+date) is dropped and counted; a label that is the target itself is dropped and counted; a label
+missing from the corpus is kept but reported (no search can surface it); labels are capped at
+10 by gain; an instance left with fewer than 2 labels is excluded with the reason. The same
+target in two splits is refused: the splits must be target-disjoint.
+"""
+
+from __future__ import annotations
+
+import calendar
+import dataclasses
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hindsight.corpus import Corpus, load_corpus
+from hindsight.data.instances import InstanceError, load_instances
+from hindsight.schema import MAX_LABELS, Instance
+
+MIN_LABELS = 2
+
+
+@dataclass
+class DataReport:
+    instances_read: int = 0
+    kept_by_split: Counter = field(default_factory=Counter)
+    excluded: dict[str, str] = field(default_factory=dict)
+    labels_post_cutoff: int = 0
+    labels_equal_to_target: int = 0
+    labels_over_cap: int = 0
+    labels_outside_corpus: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["kept_by_split"] = dict(self.kept_by_split)
+        return out
+
+    def summary(self) -> str:
+        kept = sum(self.kept_by_split.values())
+        lines = [f"instances: {self.instances_read} read, {kept} kept "
+                 f"({', '.join(f'{s} {n}' for s, n in sorted(self.kept_by_split.items()))}), "
+                 f"{len(self.excluded)} excluded",
+                 f"labels dropped: {self.labels_post_cutoff} dated on/after the cutoff, "
+                 f"{self.labels_equal_to_target} equal to the target, {self.labels_over_cap} over the cap of {MAX_LABELS}",
+                 f"labels missing from the corpus (kept, unfindable): {len(self.labels_outside_corpus)}"]
+        reasons = Counter(self.excluded.values())
+        lines += [f"  excluded: {n} × {reason}" for reason, n in reasons.most_common()]
+        return "\n".join(lines)
+
+
+def prepare_instances(instances: list[Instance], corpus: Corpus | None) -> tuple[list[Instance], DataReport]:
+    """Apply the label rules above; returns the kept instances and what was done."""
+    report = DataReport(instances_read=len(instances))
+    split_of_target: dict[str, tuple[str, str]] = {}
+    kept = []
+    for instance in instances:
+        seen = split_of_target.setdefault(instance.target.id, (instance.split, instance.id))
+        if seen[0] != instance.split:
+            raise InstanceError(f"target {instance.target.id} is in split {seen[0]} (instance {seen[1]}) and in "
+                                f"split {instance.split} (instance {instance.id}): splits must be target-disjoint")
+        labels = []
+        for label in instance.labels:
+            paper = corpus.get(label.id) if corpus is not None else None
+            date = label.date or (paper.date if paper else None)
+            if label.id == instance.target.id:
+                report.labels_equal_to_target += 1
+                continue
+            if date is not None and date >= instance.cutoff:
+                report.labels_post_cutoff += 1
+                continue
+            if corpus is not None and paper is None:
+                report.labels_outside_corpus.append((instance.id, label.id))
+            labels.append(dataclasses.replace(label, date=date))
+        labels.sort(key=lambda lab: (-lab.gain, lab.id))
+        report.labels_over_cap += max(0, len(labels) - MAX_LABELS)
+        labels = labels[:MAX_LABELS]
+        if len(labels) < MIN_LABELS:
+            report.excluded[instance.id] = f"fewer than {MIN_LABELS} labels before the cutoff"
+            continue
+        kept.append(dataclasses.replace(instance, labels=tuple(labels)))
+        report.kept_by_split[instance.split] += 1
+    return kept, report
+
+
+def load_native(directory: str | Path, *, skip_bad: bool = False) -> tuple[Corpus, list[Instance], DataReport]:
+    directory = Path(directory)
+    corpus = load_corpus(_first_existing(directory, "corpus"), skip_bad=skip_bad)
+    instances, report = prepare_instances(load_instances(directory / "instances.jsonl"), corpus)
+    return corpus, instances, report
+
+
+def _first_existing(directory: Path, stem: str) -> Path:
+    for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
+        if (directory / f"{stem}{suffix}").exists():
+            return directory / f"{stem}{suffix}"
+    raise InstanceError(f"{directory}: no {stem}.jsonl, {stem}.jsonl.gz or {stem}.parquet")
+
+
+def split_by_date(instances: list[Instance], shares: tuple[float, float] = (0.7, 0.1)) -> list[Instance]:
+    """Earliest 70% of targets train, next 10% dev, latest 20% eval (by target date, then id)."""
+    ordered = sorted(instances, key=lambda inst: (inst.target.date, inst.target.id))
+    n = len(ordered)
+    train_end, dev_end = round(n * shares[0]), round(n * (shares[0] + shares[1]))
+    return [dataclasses.replace(inst, split="train" if i < train_end else "dev" if i < dev_end else "eval")
+            for i, inst in enumerate(ordered)]
+
+
+def months_before(day: dt.date, months: int) -> dt.date:
+    """The same day `months` calendar months earlier, clamped to the month's end (31 May -> 28 Feb)."""
+    year, month = divmod(day.year * 12 + day.month - 1 - months, 12)
+    return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
