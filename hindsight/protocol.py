@@ -26,9 +26,10 @@ class ProtocolConfig:
     max_query_words: int = 64        # longer queries are refused with a tool error
     max_submit: int = 10             # most papers one submission may list
     read_paper: bool = False         # the full-tool variant adds read_paper(id)
+    max_malformed: int = 3           # consecutive unreadable replies that end an episode as `malformed`
 
     def __post_init__(self):
-        for name in ("k", "budget", "abstract_words", "max_query_words", "max_submit"):
+        for name in ("k", "budget", "abstract_words", "max_query_words", "max_submit", "max_malformed"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         unknown = [f for f in self.fields if f not in RESULT_FIELDS]

@@ -278,6 +278,7 @@ class Episode:
     latency_s: float = 0.0
     cost_usd: float | None = None
     messages: list[dict] = field(default_factory=list)
+    error: str | None = None
 
     @classmethod
     def from_dict(cls, record: dict, where: str = "") -> Episode:
@@ -300,6 +301,7 @@ class Episode:
             latency_s=float(_get(record, "latency_s", (int, float), where, 0.0)),
             cost_usd=_get(record, "cost_usd", (int, float), where, None),
             messages=_get(record, "messages", list, where, []),
+            error=_get(record, "error", str, where, None),
         )
 
     def to_dict(self) -> dict:
@@ -308,6 +310,7 @@ class Episode:
             "steps": [s.to_dict() for s in self.steps], "submission": [p.to_dict() for p in self.submission],
             "status": self.status, "calls": self.calls, "tokens": dict(self.tokens),
             "latency_s": self.latency_s, "cost_usd": self.cost_usd, "messages": list(self.messages),
+            "error": self.error,
         }
 
     def exposure_order(self) -> list[str]:

@@ -19,3 +19,13 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def small_corpus() -> Corpus:
     return Corpus(random_papers(300, seed=1))
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A random-weight Qwen3 with a tokenizer trained on test text, saved in a temp dir."""
+    pytest.importorskip("transformers")
+    from hindsight.models.tiny import build_tiny_qwen
+
+    texts = [f"{p.title} {p.abstract}" for p in random_papers(300, seed=9)]
+    return build_tiny_qwen(tmp_path_factory.mktemp("tiny-qwen"), texts)

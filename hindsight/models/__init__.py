@@ -1,0 +1,1 @@
+"""Model helpers that need no download: tiny Qwen-architecture models for demos and tests."""

@@ -1,0 +1,73 @@
+"""A tiny random-weight Qwen3 model with a tokenizer trained on local text, built offline.
+
+Used by the tests and the embedded demo: nothing is downloaded. The chat template writes tool
+calls the way Qwen models do (`<tool_call>{"name": …, "arguments": …}</tool_call>`), so the same
+parser serves the tiny model and real Qwen students.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
+                  "<tool_response>", "</tool_response>", "<think>", "</think>"]
+
+CHAT_TEMPLATE = (
+    "{% if messages[0].role == 'system' %}{% set system = messages[0].content %}{% set rest = messages[1:] %}"
+    "{% else %}{% set system = '' %}{% set rest = messages %}{% endif %}"
+    "{% if system or tools %}<|im_start|>system\n{{ system }}"
+    "{% if tools %}\n\n# Tools\nCall a function by writing <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call>.\n"
+    "<tools>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}</tools>{% endif %}<|im_end|>\n{% endif %}"
+    "{% for m in rest %}"
+    "{% if m.role == 'user' %}<|im_start|>user\n{{ m.content }}<|im_end|>\n"
+    "{% elif m.role == 'assistant' %}<|im_start|>assistant\n{% if m.content %}{{ m.content }}{% endif %}"
+    "{% for tc in m.tool_calls or [] %}<tool_call>{\"name\": \"{{ tc.function.name }}\", \"arguments\": "
+    "{% if tc.function.arguments is string %}{{ tc.function.arguments }}{% else %}{{ tc.function.arguments | tojson }}{% endif %}}"
+    "</tool_call>{% endfor %}<|im_end|>\n"
+    "{% elif m.role == 'tool' %}<|im_start|>user\n<tool_response>\n{{ m.content }}\n</tool_response><|im_end|>\n"
+    "{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048):
+    """A byte-level BPE tokenizer (any text round-trips) with the chat special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, chat_template=CHAT_TEMPLATE, padding_side="left")
+
+
+def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
+                    heads: int = 4, kv_heads: int = 2, vocab_size: int = 2048, max_positions: int = 8192,
+                    seed: int = 0) -> Path:
+    """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    out_dir = Path(out_dir)
+    tool_examples = [json.dumps({"name": "search_papers", "arguments": {"query": "graph attention"}}),
+                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001"}]}})]
+    tokenizer = train_tokenizer([*texts, *tool_examples], vocab_size)
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
+                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                         head_dim=hidden_size // heads, max_position_embeddings=max_positions,
+                         tie_word_embeddings=True, bos_token_id=None,
+                         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+                         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"))
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(config)
+    model.generation_config.eos_token_id = config.eos_token_id
+    model.generation_config.pad_token_id = config.pad_token_id
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir

@@ -1,0 +1,100 @@
+"""Transformers backend: the model's own chat template, one left-padded `generate` per turn for
+every live episode, seedable sampling, and an optional PEFT adapter that must change the model."""
+
+from __future__ import annotations
+
+from hindsight.policy.base import Conversation, Turn
+from hindsight.policy.parsing import parse_tool_calls
+
+PROBE = [{"role": "system", "content": "You search for papers."},
+         {"role": "user", "content": "Research brief:\nWe want faster graph attention. Which papers help?"}]
+
+
+class AdapterError(RuntimeError):
+    pass
+
+
+def check_adapter_changes_logits(model, tokenizer, adapter: str, tools: list[dict] | None = None) -> float:
+    """Max |logit difference| between base and base+adapter on a probe prompt; an error if ~0.
+
+    A LoRA whose B matrices are still zero (an untrained or wrongly saved adapter) loads fine and
+    changes nothing; evaluating it would silently report the base model."""
+    import torch
+
+    ids = tokenizer.apply_chat_template(PROBE, tools=tools, add_generation_prompt=True, return_tensors="pt",
+                                        return_dict=True).to(model.device)
+    with torch.no_grad():
+        adapted = model(**ids).logits[0, -1].float()
+        with model.disable_adapter():
+            base = model(**ids).logits[0, -1].float()
+    change = float((adapted - base).abs().max())
+    if change < 1e-6:
+        raise AdapterError(f"adapter {adapter} does not change the model's next-token logits (max change "
+                           f"{change:.2e}): it is untrained or was not saved with its weights")
+    return change
+
+
+class HFPolicy:
+    name = "hf"
+
+    def __init__(self, model: str, *, adapter: str | None = None, revision: str | None = None,
+                 temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 256, seed: int = 0,
+                 device: str | None = None, dtype: str = "auto", tool_style: str = "auto",
+                 enable_thinking: bool = False, max_context: int | None = None):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.model_id, self.adapter, self.revision = model, adapter, revision
+        self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
+        self.tool_style, self.enable_thinking = tool_style, enable_thinking
+        self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=dtype).to(device).eval()
+        if adapter:
+            from peft import PeftModel
+
+            self.model = PeftModel.from_pretrained(self.model, adapter).eval()
+            self.adapter_logit_change = check_adapter_changes_logits(self.model, self.tokenizer, adapter)
+        self.max_context = max_context or getattr(self.model.config, "max_position_embeddings", 32768)
+        self.turns = 0
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "model": self.model_id, "revision": self.revision, "adapter": self.adapter,
+                "temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens,
+                "seed": self.seed, "enable_thinking": self.enable_thinking}
+
+    def prompt_text(self, conv: Conversation, tools: list[dict]) -> str:
+        return self.tokenizer.apply_chat_template(conv.messages, tools=tools, add_generation_prompt=True,
+                                                  tokenize=False, enable_thinking=self.enable_thinking)
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        import torch
+
+        prompts = [self.prompt_text(conv, tools) for conv in batch]
+        lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        turns: list[Turn | None] = [
+            Turn(failure=f"context_overflow: {n} prompt tokens + {self.max_new_tokens} new > {self.max_context}")
+            if n + self.max_new_tokens > self.max_context else None for n in lengths]
+        fits = [i for i, turn in enumerate(turns) if turn is None]
+        if fits:
+            encoded = self.tokenizer([prompts[i] for i in fits], return_tensors="pt", padding=True,
+                                     add_special_tokens=False).to(self.model.device)
+            sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} \
+                if self.temperature > 0 else {"do_sample": False}
+            torch.manual_seed(self.seed + self.turns)  # seedable, and different at every turn
+            with torch.no_grad():
+                output = self.model.generate(**encoded, max_new_tokens=self.max_new_tokens,
+                                             pad_token_id=self.tokenizer.pad_token_id, **sampling)
+            new = output[:, encoded["input_ids"].shape[1]:]
+            for row, i in enumerate(fits):
+                tokens = [t for t in new[row].tolist() if t != self.tokenizer.pad_token_id]
+                text = self.tokenizer.decode(tokens, skip_special_tokens=False)
+                text = text.split(self.tokenizer.eos_token)[0] if self.tokenizer.eos_token else text
+                parsed = parse_tool_calls(text, self.tool_style)
+                turns[i] = Turn(text=text, content=parsed.text, calls=parsed.calls, parse_error=parsed.error,
+                                prompt_tokens=lengths[i], completion_tokens=len(tokens))
+        self.turns += 1
+        return turns

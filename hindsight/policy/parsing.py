@@ -1,0 +1,72 @@
+"""Reading tool calls out of model text, the way chat templates write them.
+
+Qwen: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (any number, optional `<think>`
+block first). Llama 3: the reply is one JSON object `{"name": ..., "parameters": {...}}`
+(optionally after `<|python_tag|>`). `auto` tries Qwen's tags, then a bare JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_QWEN = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: dict | str      # a dict when the model wrote valid JSON, else the raw text
+    id: str = ""
+
+    def to_message(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass
+class Parsed:
+    calls: list[ToolCall] = field(default_factory=list)
+    error: str | None = None   # why nothing usable was found
+    text: str = ""             # the reply without tool-call markup
+
+
+def _from_object(obj: object) -> ToolCall | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return None
+    arguments = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            pass
+    return ToolCall(name=obj["name"], arguments=arguments)
+
+
+def parse_tool_calls(text: str, style: str = "auto") -> Parsed:
+    visible = _THINK.sub("", text).strip()
+    if style in ("qwen", "auto") and "<tool_call>" in visible:
+        calls, problems = [], []
+        for body in _QWEN.findall(visible):
+            try:
+                call = _from_object(json.loads(body))
+            except json.JSONDecodeError as exc:
+                problems.append(f"tool call is not valid JSON ({exc.msg})")
+                continue
+            if call is None:
+                problems.append("tool call lacks a string 'name'")
+            else:
+                calls.append(call)
+        rest = _QWEN.sub("", visible).strip()
+        return Parsed(calls=calls, error=None if calls else "; ".join(problems) or "empty tool call", text=rest)
+    if style in ("llama", "auto"):
+        candidate = visible.removeprefix("<|python_tag|>").strip()
+        if candidate.startswith("{"):
+            try:
+                call = _from_object(json.loads(candidate))
+            except json.JSONDecodeError as exc:
+                return Parsed(error=f"reply looks like JSON but is not valid ({exc.msg})", text=visible)
+            if call is not None:
+                return Parsed(calls=[call])
+    return Parsed(error="no tool call found" if visible else "empty reply", text=visible)

@@ -1,0 +1,63 @@
+"""Policies that need no model: the non-agent BM25 baseline and the replay of fixed actions."""
+
+from __future__ import annotations
+
+import json
+
+from hindsight.policy.base import Conversation, Turn
+from hindsight.policy.parsing import ToolCall
+from hindsight.prompts import brief_from_messages
+
+
+class BM25OneShot:
+    """Search the brief once and submit what came back, best first: the non-agent baseline row."""
+
+    name = "bm25-oneshot"
+
+    def __init__(self, max_query_words: int = 64, k: int = 10):
+        self.max_query_words, self.k = max_query_words, k
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        return [self._turn(conv) for conv in batch]
+
+    def _turn(self, conv: Conversation) -> Turn:
+        results = [m for m in conv.messages if m["role"] == "tool"]
+        if not results:
+            query = " ".join(brief_from_messages(conv.messages).split()[: self.max_query_words])
+            return Turn(calls=[ToolCall("search_papers", {"query": query, "limit": self.k})])
+        try:
+            papers = [{"id": hit["id"], "rationale": "top lexical match for the brief"}
+                      for hit in json.loads(results[-1]["content"]).get("results", [])]
+        except (json.JSONDecodeError, KeyError):
+            papers = []
+        return Turn(calls=[ToolCall("submit_answer", {"papers": papers[: self.k]})])
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k}
+
+
+class ReplayPolicy:
+    """Plays back a fixed list of tool calls per task, one per turn (the replay validator's policy)."""
+
+    name = "replay"
+
+    def __init__(self, actions: dict[str, list[ToolCall]]):
+        self.actions = actions
+        self.position: dict[str, int] = {}
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        turns = []
+        for conv in batch:
+            key = conv.task.instance_id
+            step = self.position.get(key, 0)
+            self.position[key] = step + 1
+            planned = self.actions.get(key, [])
+            if step >= len(planned):
+                turns.append(Turn(parse_error="the replayed trajectory has no further action"))
+            else:
+                call = planned[step]
+                turns.append(Turn(text=json.dumps({"name": call.name, "arguments": call.arguments}), calls=[call]))
+        return turns
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "trajectories": len(self.actions)}

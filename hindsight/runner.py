@@ -1,0 +1,177 @@
+"""Run many episodes of one policy under one protocol into `runs/<name>/`.
+
+Every target ends with exactly one record in `episodes.jsonl`, written whole and fsync'ed as
+soon as its episode ends. A restart skips the targets already recorded and cuts off a torn last
+line, so an interrupted run resumes where it stopped. Live episodes advance together: each turn
+is one `policy.act` call over the whole batch, which is what makes batched backends fast.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from hindsight.env import SearchEnv
+from hindsight.policy.base import Conversation, Policy, Turn
+from hindsight.prompts import MALFORMED_REPLY, initial_messages, prompt_texts
+from hindsight.protocol import ProtocolConfig
+from hindsight.schema import Episode, Task
+from hindsight.search import SearchBackend
+
+
+class RunDirError(RuntimeError):
+    pass
+
+
+@dataclass
+class Live:
+    env: SearchEnv
+    conversation: Conversation
+    started: float = field(default_factory=time.perf_counter)
+    malformed_in_a_row: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    status: str | None = None
+    error: str | None = None
+
+
+def finished_ids(path: Path) -> set[str]:
+    """Instance ids already recorded; a torn last line (a crash mid-write) is cut off first."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        with open(path, "r+b") as handle:
+            handle.truncate(keep)
+        data = data[:keep]
+    done = set()
+    for line_no, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                done.add(json.loads(line)["instance_id"])
+            except (json.JSONDecodeError, KeyError):
+                raise RunDirError(f"{path}:{line_no}: not an episode record; the file is damaged") from None
+    return done
+
+
+def _append(handle, episode: Episode) -> None:
+    handle.write(json.dumps(episode.to_dict(), ensure_ascii=False, default=str) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _apply(live: Live, turn: Turn, max_malformed: int) -> None:
+    """Feed one assistant turn to the environment and extend the conversation."""
+    live.prompt_tokens += turn.prompt_tokens
+    live.completion_tokens += turn.completion_tokens
+    if turn.cost_usd is not None:
+        live.cost_usd = (live.cost_usd or 0.0) + turn.cost_usd
+    messages, env = live.conversation.messages, live.env
+    if turn.failure:
+        live.status = "context_overflow" if turn.failure.startswith("context_overflow") else "error"
+        live.error = turn.failure
+        return
+    if not turn.calls:
+        result = env.malformed(turn.text, turn.parse_error or "no tool call")
+        messages.append({"role": "assistant", "content": turn.text})
+        messages.append({"role": "user", "content": MALFORMED_REPLY.format(reason=turn.parse_error or "no tool call")})
+        live.malformed_in_a_row += 1
+        if result.done:
+            live.status = env.status
+        elif live.malformed_in_a_row >= max_malformed:
+            live.status = "malformed"
+        return
+    live.malformed_in_a_row = 0
+    for i, call in enumerate(turn.calls):
+        call.id = call.id or f"call_{len(env.steps)}_{i}"
+    messages.append({"role": "assistant", "content": turn.content,
+                     "tool_calls": [call.to_message() for call in turn.calls]})
+    for call in turn.calls:
+        result = env.call(call.name, call.arguments, raw=turn.text)
+        messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.content})
+        if result.done:
+            live.status = env.status
+            return
+
+
+def _record(live: Live, policy: Policy) -> Episode:
+    episode = live.env.episode(policy.name)
+    episode.status = live.status or "error"
+    episode.error = live.error
+    episode.messages = live.conversation.messages
+    episode.tokens = {"prompt": live.prompt_tokens, "completion": live.completion_tokens}
+    episode.latency_s = round(time.perf_counter() - live.started, 4)
+    episode.cost_usd = live.cost_usd
+    return episode
+
+
+def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, config: ProtocolConfig,
+                 run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True) -> dict:
+    """Run every task not yet recorded in `run_dir`; returns the final manifest."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    episodes_path, manifest_path = run_dir / "episodes.jsonl", run_dir / "manifest.json"
+    prompts = prompt_texts(config.read_paper)
+    probe = SearchEnv(Task("probe", "probe", dt.date(2000, 1, 1)), backend, config, prompts)
+    manifest = {**(manifest or {}), "protocol_hash": probe.protocol_hash(), "protocol": config.to_dict(),
+                "search": backend.describe(), "policy": policy.describe(), "prompts": prompts}
+    if manifest_path.exists():
+        previous = json.loads(manifest_path.read_text())
+        for key in ("protocol_hash", "policy"):
+            if previous.get(key) != manifest[key]:
+                raise RunDirError(f"{run_dir} holds a run with another {key}; choose another run name "
+                                  f"or delete the folder")
+        manifest["created"] = previous.get("created")
+    manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    done = finished_ids(episodes_path)
+    pending = [task for task in tasks if task.instance_id not in done]
+    manifest["status"] = "running"
+    manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    finished = calls = 0
+    cost = 0.0
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep",
+               disable=not progress)
+    with open(episodes_path, "a", encoding="utf-8") as handle:
+        for start in range(0, len(pending), batch_size):
+            live = [Live(env=SearchEnv(task, backend, config, prompts),
+                         conversation=Conversation(task, initial_messages(task, config.read_paper)))
+                    for task in pending[start:start + batch_size]]
+            while live:
+                try:
+                    turns = policy.act([item.conversation for item in live], live[0].env.tools)
+                except Exception as exc:  # a policy crash ends these episodes as errors, never silently
+                    turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
+                for item, turn in zip(live, turns):
+                    _apply(item, turn, config.max_malformed)
+                    if item.status is not None:
+                        episode = _record(item, policy)
+                        _append(handle, episode)
+                        finished += 1
+                        calls += episode.calls
+                        cost += episode.cost_usd or 0.0
+                        bar.update(1)
+                        bar.set_postfix(calls_per_ep=f"{calls / finished:.1f}", cost=f"${cost:.2f}")
+                live = [item for item in live if item.status is None]
+    bar.close()
+    manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
+    manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    return manifest
+
+
+def count_statuses(episodes_path: Path, expected: int) -> dict:
+    counts = {"expected": expected, "attempted": 0, "completed": 0, "submitted": 0}
+    with open(episodes_path, encoding="utf-8") as handle:
+        for line in handle:
+            status = json.loads(line)["status"]
+            counts["attempted"] += 1
+            counts["completed"] += status in ("submitted", "budget_exhausted")
+            counts["submitted"] += status == "submitted"
+    return counts

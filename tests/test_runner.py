@@ -1,0 +1,133 @@
+"""The runner: exactly one record per target whatever the policy does, and resumable."""
+
+import json
+
+import pytest
+
+from hindsight.corpus import Corpus
+from hindsight.policy.base import Turn
+from hindsight.policy.parsing import ToolCall
+from hindsight.policy.scripted import BM25OneShot, ReplayPolicy
+from hindsight.prompts import SEARCH_ONLY_SYSTEM
+from hindsight.protocol import ProtocolConfig
+from hindsight.runner import RunDirError, finished_ids, run_episodes
+from hindsight.schema import Task
+from hindsight.search.bm25 import BM25Backend
+from tests.helpers import random_papers
+
+import datetime as dt
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return BM25Backend(Corpus(random_papers(500, seed=3)))
+
+
+TASKS = [Task(f"t{i}", f"graph attention for robot policy number {i}", dt.date(2021, 1, 1) + dt.timedelta(days=30 * i))
+         for i in range(12)]
+
+
+def records(run_dir):
+    return [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+
+
+class Scripted:
+    """A policy defined by a function of (conversation, turn number)."""
+
+    def __init__(self, name, step):
+        self.name, self.step, self.turns = name, step, {}
+
+    def act(self, batch, tools):
+        out = []
+        for conv in batch:
+            n = self.turns.get(conv.task.instance_id, 0)
+            self.turns[conv.task.instance_id] = n + 1
+            out.append(self.step(conv, n))
+        return out
+
+    def describe(self):
+        return {"backend": self.name}
+
+
+def search(query="graph"):
+    return Turn(calls=[ToolCall("search_papers", {"query": query})])
+
+
+@pytest.mark.parametrize("name, step, status", [
+    ("garbage", lambda conv, n: Turn(text="lorem ipsum", parse_error="no tool call found"), "malformed"),
+    ("endless", lambda conv, n: search(f"graph {n}"), "budget_exhausted"),
+    ("invalid-ids", lambda conv, n: search() if n == 0 else Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": "nonsense"}]})]), "submitted"),
+    ("bad-args", lambda conv, n: Turn(calls=[ToolCall("search_papers", {"query": ""})]), "budget_exhausted"),
+    ("crashing", lambda conv, n: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), "error"),
+    ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
+])
+def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status):
+    manifest = run_episodes(Scripted(name, step), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
+                            batch_size=5, progress=False)
+    rows = records(tmp_path / name)
+    assert sorted(r["instance_id"] for r in rows) == sorted(t.instance_id for t in TASKS)
+    assert {r["status"] for r in rows} == {status}
+    assert manifest["counts"]["attempted"] == len(TASKS) and manifest["status"] == "complete"
+    if status == "error":
+        assert "CUDA out of memory" in rows[0]["error"]
+    if name == "garbage":
+        assert rows[0]["calls"] == 3 and rows[0]["messages"][-1]["role"] == "user"
+
+
+def test_messages_follow_the_openai_format_and_start_from_the_task(backend, tmp_path):
+    run_episodes(BM25OneShot(), TASKS[:2], backend, ProtocolConfig(), tmp_path / "r", progress=False)
+    row = records(tmp_path / "r")[0]
+    roles = [m["role"] for m in row["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert row["messages"][0]["content"] == SEARCH_ONLY_SYSTEM
+    assert row["messages"][2]["tool_calls"][0]["function"]["name"] == "search_papers"
+    assert row["messages"][3]["tool_call_id"] == row["messages"][2]["tool_calls"][0]["id"]
+    assert row["status"] == "submitted" and len(row["submission"]) == len(row["steps"][0]["returned_ids"])
+
+
+def strip_timing(rows):
+    return {r["instance_id"]: {k: v for k, v in r.items() if k != "latency_s"} for r in rows}
+
+
+class Interrupt(BaseException):
+    """Stands in for a kill: not an Exception, so the runner does not catch it."""
+
+
+def test_a_crashed_run_resumes_to_the_same_records_as_an_uninterrupted_one(backend, tmp_path):
+    config = ProtocolConfig(budget=8)
+    run_episodes(BM25OneShot(), TASKS, backend, config, tmp_path / "whole", batch_size=4, progress=False)
+    policy = BM25OneShot()
+    real_act, calls = policy.act, {"n": 0}
+
+    def dying_act(batch, tools):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise Interrupt()
+        return real_act(batch, tools)
+
+    policy.act = dying_act
+    with pytest.raises(Interrupt):
+        run_episodes(policy, TASKS, backend, config, tmp_path / "resumed", batch_size=4, progress=False)
+    partial = records(tmp_path / "resumed")
+    assert 0 < len(partial) < len(TASKS)
+    with open(tmp_path / "resumed" / "episodes.jsonl", "a") as handle:  # a write cut short by the kill
+        handle.write('{"instance_id": "t11", "stat')
+    assert "t11" not in finished_ids(tmp_path / "resumed" / "episodes.jsonl")
+    run_episodes(BM25OneShot(), TASKS, backend, config, tmp_path / "resumed", batch_size=4, progress=False)
+    assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
+    assert len(records(tmp_path / "resumed")) == len(TASKS)
+
+
+def test_a_run_folder_is_not_reused_under_another_protocol(backend, tmp_path):
+    run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(), tmp_path / "r", progress=False)
+    with pytest.raises(RunDirError, match="another protocol_hash"):
+        run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(budget=5), tmp_path / "r", progress=False)
+
+
+def test_replay_policy_plays_back_actions_and_ends_malformed_when_they_run_out(backend, tmp_path):
+    actions = {"t0": [ToolCall("search_papers", {"query": "graph"}), ToolCall("submit_answer", {"papers": []})],
+               "t1": [ToolCall("search_papers", {"query": "graph"})]}
+    run_episodes(ReplayPolicy(actions), TASKS[:2], backend, ProtocolConfig(), tmp_path / "r", progress=False)
+    by_id = {r["instance_id"]: r for r in records(tmp_path / "r")}
+    assert by_id["t0"]["status"] == "submitted"
+    assert by_id["t1"]["status"] == "malformed" and by_id["t1"]["calls"] == 1 + 3
