@@ -79,3 +79,38 @@ def episode_for(instance_id: str, returned: list[str], submitted: list[str], sta
     return {"instance_id": instance_id, "policy": "test", "status": status, "calls": 2,
             "steps": [{"tool": "search_papers", "args": {"query": "q"}, "returned_ids": returned}],
             "submission": [{"id": pid, "rationale": ""} for pid in submitted]}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_transformers_server(model_dir: Path, timeout_s: float = 120.0):
+    """`transformers serve` on 127.0.0.1 with `model_dir` preloaded; returns (process, base_url)."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    cli = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
+    if not Path(cli).exists():
+        pytest.skip("the `transformers` CLI is not installed (pip install 'transformers[serving]')")
+    port = free_port()
+    process = subprocess.Popen([cli, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
+                                "--device", "cpu"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"transformers serve exited with code {process.returncode}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            return process, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    raise RuntimeError(f"transformers serve did not answer within {timeout_s}s")

@@ -4,7 +4,7 @@ every live episode, seedable sampling, and an optional PEFT adapter that must ch
 from __future__ import annotations
 
 from hindsight.policy.base import Conversation, Turn
-from hindsight.policy.parsing import parse_tool_calls
+from hindsight.policy.chat import ChatRenderer
 
 PROBE = [{"role": "system", "content": "You search for papers."},
          {"role": "user", "content": "Research brief:\nWe want faster graph attention. Which papers help?"}]
@@ -46,7 +46,7 @@ class HFPolicy:
 
         self.model_id, self.adapter, self.revision = model, adapter, revision
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
-        self.tool_style, self.enable_thinking = tool_style, enable_thinking
+        self.enable_thinking = enable_thinking
         self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -59,6 +59,7 @@ class HFPolicy:
             self.model = PeftModel.from_pretrained(self.model, adapter).eval()
             self.adapter_logit_change = check_adapter_changes_logits(self.model, self.tokenizer, adapter)
         self.max_context = max_context or getattr(self.model.config, "max_position_embeddings", 32768)
+        self.renderer = ChatRenderer(self.tokenizer, enable_thinking, tool_style)
         self.turns = 0
 
     def describe(self) -> dict:
@@ -66,14 +67,10 @@ class HFPolicy:
                 "temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens,
                 "seed": self.seed, "enable_thinking": self.enable_thinking}
 
-    def prompt_text(self, conv: Conversation, tools: list[dict]) -> str:
-        return self.tokenizer.apply_chat_template(conv.messages, tools=tools, add_generation_prompt=True,
-                                                  tokenize=False, enable_thinking=self.enable_thinking)
-
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         import torch
 
-        prompts = [self.prompt_text(conv, tools) for conv in batch]
+        prompts = [self.renderer.prompt_text(conv, tools) for conv in batch]
         lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         turns: list[Turn | None] = [
             Turn(failure=f"context_overflow: {n} prompt tokens + {self.max_new_tokens} new > {self.max_context}")
@@ -91,10 +88,6 @@ class HFPolicy:
             new = output[:, encoded["input_ids"].shape[1]:]
             for row, i in enumerate(fits):
                 tokens = [t for t in new[row].tolist() if t != self.tokenizer.pad_token_id]
-                text = self.tokenizer.decode(tokens, skip_special_tokens=False)
-                text = text.split(self.tokenizer.eos_token)[0] if self.tokenizer.eos_token else text
-                parsed = parse_tool_calls(text, self.tool_style)
-                turns[i] = Turn(text=text, content=parsed.text, calls=parsed.calls, parse_error=parsed.error,
-                                prompt_tokens=lengths[i], completion_tokens=len(tokens))
+                turns[i] = self.renderer.turn(tokens, lengths[i])
         self.turns += 1
         return turns

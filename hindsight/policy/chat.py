@@ -1,0 +1,30 @@
+"""Rendering conversations with the model's own chat template, shared by the local backends so
+that transformers and vLLM (and the trainer's masking) see the very same tokens."""
+
+from __future__ import annotations
+
+from hindsight.policy.base import Conversation, Turn
+from hindsight.policy.parsing import parse_tool_calls
+
+
+class ChatRenderer:
+    def __init__(self, tokenizer, enable_thinking: bool = False, tool_style: str = "auto"):
+        self.tokenizer, self.enable_thinking, self.tool_style = tokenizer, enable_thinking, tool_style
+
+    def prompt_text(self, conv: Conversation, tools: list[dict]) -> str:
+        return self.tokenizer.apply_chat_template(conv.messages, tools=tools, add_generation_prompt=True,
+                                                  tokenize=False, enable_thinking=self.enable_thinking)
+
+    def prompt_ids(self, conv: Conversation, tools: list[dict]) -> list[int]:
+        return self.tokenizer(self.prompt_text(conv, tools), add_special_tokens=False)["input_ids"]
+
+    def turn(self, token_ids: list[int], prompt_tokens: int) -> Turn:
+        """A turn from generated token ids: cut at the end-of-turn token, tool calls parsed."""
+        text = self.tokenizer.decode(token_ids, skip_special_tokens=False)
+        eos = self.tokenizer.eos_token
+        text = text.split(eos)[0] if eos else text
+        if self.tokenizer.pad_token and self.tokenizer.pad_token != eos:
+            text = text.replace(self.tokenizer.pad_token, "")
+        parsed = parse_tool_calls(text, self.tool_style)
+        return Turn(text=text, content=parsed.text, calls=parsed.calls, parse_error=parsed.error,
+                    prompt_tokens=prompt_tokens, completion_tokens=len(token_ids))
