@@ -4,6 +4,7 @@ name the section and key, never silently ignored."""
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from typing import Any, TypeVar
 
@@ -16,6 +17,16 @@ class ConfigError(ValueError):
 
 def _check_type(value: Any, annotation: Any, where: str) -> Any:
     origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(annotation)
+        if value is None and type(None) in options:
+            return None
+        (inner,) = [option for option in options if option is not type(None)]
+        return _check_type(value, inner, where)
+    if annotation is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return value
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if annotation in (int, float, str, bool):

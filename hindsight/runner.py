@@ -137,7 +137,7 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     finished = calls = 0
     cost = 0.0
-    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep",
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
                disable=not progress)
     with open(episodes_path, "a", encoding="utf-8") as handle:
         for start in range(0, len(pending), batch_size):

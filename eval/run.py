@@ -1,0 +1,45 @@
+"""Run one policy over the evaluation split under a recipe's protocol, into runs/<name>/.
+
+    python eval/run.py recipes/demo.yaml --name base
+    python eval/run.py recipes/demo.yaml --name sft --adapter outputs/sft/adapter
+    python eval/run.py recipes/demo.yaml --name gpt --set policy.backend=litellm --set policy.model=openai/gpt-4.1
+
+Resumable: run it again with the same name and it continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+
+from eval.evaluation import evaluate  # noqa: E402
+from hindsight.config import ConfigError  # noqa: E402
+from hindsight.recipe import load_recipe  # noqa: E402
+from hindsight.runner import RunDirError  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe", type=Path)
+    parser.add_argument("--name", required=True, help="the run's folder under the recipe's runs_dir")
+    parser.add_argument("--adapter", help="a PEFT adapter to apply to the policy's model")
+    parser.add_argument("--split", help="the split to evaluate (default: the recipe's data.split)")
+    parser.add_argument("--limit", type=int, help="only the first N targets of the split")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        recipe = load_recipe(args.recipe, args.overrides)
+        run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit)
+    except (ConfigError, RunDirError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"episodes: {run_dir / 'episodes.jsonl'}\nmanifest: {run_dir / 'manifest.json'}\n"
+          f"next: python eval/report.py {args.name} --runs-dir {run_dir.parent}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

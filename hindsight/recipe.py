@@ -1,0 +1,105 @@
+"""Recipes: one YAML file per experiment, a section per stage, read into typed configs.
+
+    data:     where instances and corpus come from (see hindsight.data.load_benchmark)
+    search:   the search backend
+    protocol: the evaluation protocol (hindsight.protocol.ProtocolConfig)
+    policy:   the agent that is evaluated (eval/run.py)
+    distill, train: read by their own stages
+
+Unknown sections and keys are errors that name the file, section and key. `--set
+section.key=value` on any command line overrides a value (parsed as YAML).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from hindsight.config import ConfigError, from_mapping
+from hindsight.protocol import ProtocolConfig
+
+STAGE_SECTIONS = ("distill", "train")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    source: str = "world"            # a native folder, a DeepScholar-Bench folder, or world[:SEED]
+    split: str = "eval"              # the split eval/run.py evaluates
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    backend: str = "bm25"            # bm25, dense or hybrid
+    model: str | None = None         # the dense model (default: the bundled MiniLM)
+    cache_dir: str | None = None     # where indexes live (default: $HINDSIGHT_CACHE)
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    backend: str = "bm25-oneshot"    # bm25-oneshot, hf, vllm or litellm
+    model: str | None = None         # hub id or local path (hf, vllm) or a litellm model string
+    revision: str | None = None
+    adapter: str | None = None       # a PEFT adapter folder (hf, vllm)
+    api_base: str | None = None      # litellm: an OpenAI-compatible server
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 512
+    seed: int = 0
+    batch_size: int = 32             # episodes advanced together
+    concurrency: int = 8             # litellm requests in flight
+    enable_thinking: bool = False
+    max_context: int | None = None
+    tool_style: str = "auto"         # how tool calls are written in text: auto, qwen or llama
+
+
+@dataclass(frozen=True)
+class Recipe:
+    path: str
+    data: DataConfig = field(default_factory=DataConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    runs_dir: str = "runs"
+    stages: dict = field(default_factory=dict)  # distill/train sections, validated by their stage
+
+    def to_dict(self) -> dict:
+        out = {key: asdict(getattr(self, key)) for key in ("data", "search", "policy")}
+        return {**out, "protocol": self.protocol.to_dict(), "runs_dir": self.runs_dir, **self.stages}
+
+
+SECTIONS = {"data": DataConfig, "search": SearchConfig, "protocol": ProtocolConfig, "policy": PolicyConfig}
+
+
+def apply_overrides(raw: dict, overrides: list[str], where: str) -> dict:
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or "." not in key:
+            raise ConfigError(f"--set {item!r}: write section.key=value")
+        section, name = key.split(".", 1)
+        raw.setdefault(section, {})
+        if not isinstance(raw[section], dict):
+            raise ConfigError(f"{where}: section {section!r} is not a mapping")
+        raw[section][name] = yaml.safe_load(value)
+    return raw
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such recipe")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a recipe is a mapping of sections")
+    raw = apply_overrides(raw, overrides or [], str(path))
+    known = set(SECTIONS) | set(STAGE_SECTIONS) | {"runs_dir"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    sections = {name: from_mapping(cls, raw.get(name), f"{path}: {name}") for name, cls in SECTIONS.items()}
+    return Recipe(path=str(path), runs_dir=str(raw.get("runs_dir", "runs")),
+                  stages={name: raw[name] for name in STAGE_SECTIONS if name in raw}, **sections)

@@ -1,0 +1,69 @@
+"""eval/run.py end to end on the synthetic world, and recipes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from eval.compare import main as compare_main
+from eval.run import main as run_main
+from hindsight.config import ConfigError
+from hindsight.recipe import load_recipe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def recipe(tmp_path, extra: str = "") -> Path:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(f"data:\n  source: world\nprotocol:\n  budget: 6\npolicy:\n  backend: bm25-oneshot\n"
+                    f"runs_dir: {tmp_path / 'runs'}\n{extra}")
+    return path
+
+
+def test_run_then_compare_on_the_world(tmp_path, capsys):
+    path = recipe(tmp_path)
+    assert run_main([str(path), "--name", "a", "--limit", "15"]) == 0
+    assert run_main([str(path), "--name", "b", "--limit", "15"]) == 0
+    manifest = json.loads((tmp_path / "runs" / "a" / "manifest.json").read_text())
+    assert manifest["counts"] == {"expected": 15, "attempted": 15, "completed": 15, "submitted": 15}
+    assert manifest["instances"]["split"] == "eval" and manifest["policy"]["backend"] == "bm25-oneshot"
+    assert manifest["recipe"]["protocol"]["budget"] == 6 and manifest["software"]["python"]
+    capsys.readouterr()
+    assert compare_main(["a", "b", "--runs-dir", str(tmp_path / "runs"), "--resamples", "200"]) == 0
+    assert "b - a" in capsys.readouterr().out
+    # resuming a finished run adds nothing
+    assert run_main([str(path), "--name", "a", "--limit", "15"]) == 0
+    assert len((tmp_path / "runs" / "a" / "episodes.jsonl").read_text().splitlines()) == 15
+
+
+def test_runs_over_other_targets_are_not_compared(tmp_path, capsys):
+    path = recipe(tmp_path)
+    run_main([str(path), "--name", "a", "--limit", "5"])
+    run_main([str(path), "--name", "b", "--limit", "6"])
+    assert compare_main(["a", "b", "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert "instances.sha256" in capsys.readouterr().err
+
+
+def test_recipe_errors_name_the_file_section_and_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"recipe.yaml: policy: unknown key\(s\) temprature"):
+        load_recipe(recipe(tmp_path, "").parent / "recipe.yaml", ["policy.temprature=0.5"])
+    with pytest.raises(ConfigError, match=r"unknown section\(s\) evaluation"):
+        load_recipe(recipe(tmp_path, "evaluation:\n  x: 1\n"))
+    with pytest.raises(ConfigError, match=r"protocol.budget: expected int"):
+        load_recipe(recipe(tmp_path), ["protocol.budget=many"])
+    assert load_recipe(recipe(tmp_path), ["policy.temperature=0.7"]).policy.temperature == 0.7
+
+
+def test_every_recipe_in_the_repo_loads():
+    recipes = sorted((ROOT / "recipes").glob("*.yaml"))
+    assert recipes
+    for path in recipes:
+        load_recipe(path)
+
+
+def test_eval_run_as_a_script_reports_bad_input(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "eval/run.py"), str(tmp_path / "missing.yaml"), "--name", "x"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "no such recipe" in result.stderr
