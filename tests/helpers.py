@@ -89,7 +89,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_transformers_server(model_dir: Path, timeout_s: float = 120.0):
+def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_args: tuple[str, ...] = ()):
     """`transformers serve` on 127.0.0.1 with `model_dir` preloaded; returns (process, base_url)."""
     import shutil
     import subprocess
@@ -102,7 +102,7 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0):
         pytest.skip("the `transformers` CLI is not installed (pip install 'transformers[serving]')")
     port = free_port()
     process = subprocess.Popen([cli, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                                "--device", "cpu"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                "--device", "cpu", *extra_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -54,10 +54,17 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
+    from hindsight.prompts import FULL_TOOL_SYSTEM, SEARCH_ONLY_SYSTEM, USER_TEMPLATE
+    from hindsight.protocol import ProtocolConfig, tool_schemas
+
     out_dir = Path(out_dir)
-    tool_examples = [json.dumps({"name": "search_papers", "arguments": {"query": "graph attention"}}),
-                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001"}]}})]
-    tokenizer = train_tokenizer([*texts, *tool_examples], vocab_size)
+    # The deployment prompt and the tool schemas are in every conversation: like a real
+    # tokenizer, this one should encode them compactly rather than byte by byte.
+    protocol_text = [SEARCH_ONLY_SYSTEM, FULL_TOOL_SYSTEM, USER_TEMPLATE,
+                     *(json.dumps(tool) for tool in tool_schemas(ProtocolConfig(read_paper=True))),
+                     json.dumps({"name": "search_papers", "arguments": {"query": "graph attention", "limit": 10}}),
+                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001", "rationale": "r"}]}})]
+    tokenizer = train_tokenizer([*texts, *protocol_text * 20], vocab_size)
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
                          head_dim=hidden_size // heads, max_position_embeddings=max_positions,

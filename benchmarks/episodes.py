@@ -1,0 +1,93 @@
+"""Episode throughput: batched vs one-at-a-time (transformers backend) and concurrent vs serial
+requests (litellm backend against a local `transformers serve`), each pair in the same run.
+
+    python benchmarks/episodes.py --json benchmarks/results/episodes.json
+
+A tiny random-weight Qwen3 plays the agent (its replies are garbage, so episodes end as
+malformed after a fixed number of turns: every episode costs the same number of model calls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hindsight.corpus import Corpus  # noqa: E402
+from hindsight.models.tiny import build_tiny_qwen  # noqa: E402
+from hindsight.protocol import ProtocolConfig  # noqa: E402
+from hindsight.runner import run_episodes  # noqa: E402
+from hindsight.schema import Task  # noqa: E402
+from hindsight.search.bm25 import BM25Backend  # noqa: E402
+from tests.helpers import random_papers, start_transformers_server  # noqa: E402
+
+
+def timed_run(policy, tasks, backend, config, out: Path, batch_size: int) -> float:
+    start = time.perf_counter()
+    run_episodes(policy, tasks, backend, config, out, batch_size=batch_size, progress=False)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--max-new-tokens", type=int, default=64,
+                        help="tokens per reply; a tool call with a short query takes about 40-60")
+    parser.add_argument("--skip-litellm", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    from hindsight.policy.hf import HFPolicy
+
+    work = Path(tempfile.mkdtemp(prefix="hindsight-bench-episodes-"))
+    papers = random_papers(300, seed=1)
+    model_dir = build_tiny_qwen(work / "model", [f"{p.title} {p.abstract}" for p in papers])
+    backend = BM25Backend(Corpus(papers), cache_dir=work / "index")
+    config = ProtocolConfig(budget=3, max_malformed=3, abstract_words=20)
+    tasks = [Task(f"t{i}", f"graph attention for robots, case {i}", dt.date(2021, 6, 1)) for i in range(args.episodes)]
+    report = {"episodes": args.episodes, "model_calls_per_episode": 3,
+              "machine": f"{platform.machine()}, Python {platform.python_version()}"}
+
+    policy = HFPolicy(str(model_dir), max_new_tokens=args.max_new_tokens)
+    timed_run(policy, tasks[:2], backend, config, work / "warm-up", batch_size=2)  # first-call costs out of the timings
+    one = timed_run(policy, tasks, backend, config, work / "hf-one", batch_size=1)
+    batched = timed_run(policy, tasks, backend, config, work / "hf-batched", batch_size=args.episodes)
+    report["hf"] = {"one_at_a_time_eps": args.episodes / one, "batched_eps": args.episodes / batched,
+                    "speedup": one / batched}
+    if not args.skip_litellm:
+        from hindsight.policy.litellm_backend import LiteLLMPolicy
+
+        # continuous batching lets the server work on concurrent requests together
+        process, url = start_transformers_server(model_dir, extra_args=("--continuous-batching",))
+        try:
+            def make(concurrency):
+                return LiteLLMPolicy(f"openai/{model_dir}", api_base=url, api_key="unused", use_cache=False,
+                                     max_new_tokens=args.max_new_tokens, concurrency=concurrency)
+            serial = timed_run(make(1), tasks, backend, config, work / "lite-1", batch_size=args.episodes)
+            concurrent = timed_run(make(16), tasks, backend, config, work / "lite-16", batch_size=args.episodes)
+        finally:
+            process.terminate()
+        report["litellm"] = {"concurrency_1_eps": args.episodes / serial, "concurrency_16_eps": args.episodes / concurrent,
+                             "speedup": serial / concurrent}
+    lines = ["| backend | baseline (episodes/s) | improved (episodes/s) | ratio |", "|---|---:|---:|---:|",
+             f"| hf, tiny Qwen3: one at a time → batch of {args.episodes} | {report['hf']['one_at_a_time_eps']:.2f} "
+             f"| {report['hf']['batched_eps']:.2f} | **{report['hf']['speedup']:.1f}×** |"]
+    if "litellm" in report:
+        lines.append(f"| litellm → transformers serve: concurrency 1 → 16 | {report['litellm']['concurrency_1_eps']:.2f} "
+                     f"| {report['litellm']['concurrency_16_eps']:.2f} | **{report['litellm']['speedup']:.1f}×** |")
+    report["markdown"] = "\n".join(lines)
+    print(report["markdown"])
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+if __name__ == "__main__":
+    main()
