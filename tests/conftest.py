@@ -29,3 +29,14 @@ def tiny_model(tmp_path_factory):
 
     texts = [f"{p.title} {p.abstract}" for p in random_papers(300, seed=9)]
     return build_tiny_qwen(tmp_path_factory.mktemp("tiny-qwen"), texts)
+
+
+@pytest.fixture(scope="session")
+def tiny_server(tiny_model):
+    """`transformers serve` running the tiny model on 127.0.0.1: a real OpenAI-compatible server."""
+    from tests.helpers import start_transformers_server
+
+    process, url = start_transformers_server(tiny_model)
+    yield url
+    process.terminate()
+    process.wait(timeout=30)

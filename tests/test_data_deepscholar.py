@@ -46,7 +46,7 @@ def test_real_csvs_convert_under_the_rules(tmp_path):
         assert inst.target.id not in {lab.id for lab in inst.labels}
         assert 2 <= len(inst.labels) <= 10
         for name in target_names(inst.target.title):
-            assert not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", inst.brief), (inst.id, name)
+            assert not re.search(rf"(?<![\w-]){re.escape(name)}(?!\w)", inst.brief), (inst.id, name)
         head = inst.target.title.split(":")[0]
         if ":" in inst.target.title and len(head.split()) == 1:  # "AWDIT: ...", "Lumos: ...": the method's name
             assert not re.search(rf"\b{re.escape(head)}\b", inst.brief), (inst.id, head)
@@ -68,3 +68,36 @@ def test_a_malformed_csv_row_fails_with_file_and_line(tmp_path):
     (tmp_path / "papers.csv").write_text(rows.replace("published_date", "published"), encoding="utf-8")
     with pytest.raises(ConversionError, match="papers.csv:1: missing column"):
         convert(tmp_path)
+
+
+@pytest.mark.shared_data
+def test_model_written_briefs_through_a_real_server_fall_back_when_empty(tiny_model, tiny_server, tmp_path):
+    """The tiny random model answers with nothing usable: every target keeps its rule-based brief,
+    and the summary says so; the requests themselves went through the server and were cached."""
+    src = require_deepscholar()
+    from hindsight.data.deepscholar import convert_to
+
+    options = {"model": f"openai/{tiny_model}", "api_base": tiny_server, "api_key": "unused",
+               "cache_dir": str(tmp_path / "cache"), "max_tokens": "8"}
+    summary = convert_to(src, tmp_path / "out", options)
+    assert "model-written briefs: 0; kept the rule-based brief after a failed request: 43" in summary
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 43
+
+
+@pytest.mark.shared_data
+def test_a_model_written_brief_is_used_and_stripped_of_the_targets_name(tmp_path):
+    src = require_deepscholar()
+    from hindsight.data.briefs import brief_request
+    from hindsight.data.deepscholar import read_csv
+    from hindsight.policy.litellm_backend import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache")
+    rows = [row for _, row in read_csv(src / "papers.csv", ("arxiv_id", "title", "abstract"))]
+    lumos = next(row for row in rows if row["title"].startswith("Lumos"))
+    request = brief_request("openai/recorded", lumos["title"], lumos["abstract"], None)
+    reply = "We want to predict training time. Lumos-like tools fall short; Lumos is not named here. Which papers?"
+    cache.put(cache.key(request), {"choices": [{"message": {"content": reply}}]})
+    papers, instances, info = convert(src, {"model": "openai/recorded", "cache_dir": str(tmp_path / "cache")})
+    target = next(i for i in instances if i.target.title.startswith("Lumos"))
+    assert target.audit["brief_by"] == "model" and info["model_briefs"] == 1
+    assert "Lumos" not in target.brief and target.brief.startswith("We want to predict training time.")

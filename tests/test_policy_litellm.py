@@ -14,7 +14,7 @@ from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.runner import run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
-from tests.helpers import free_port, random_papers, start_transformers_server
+from tests.helpers import free_port, random_papers
 
 pytest.importorskip("litellm")
 from hindsight.policy.litellm_backend import LiteLLMPolicy  # noqa: E402
@@ -22,12 +22,9 @@ from hindsight.policy.litellm_backend import LiteLLMPolicy  # noqa: E402
 TOOLS = tool_schemas(ProtocolConfig())
 
 
-@pytest.fixture(scope="module")
-def server(tiny_model):
-    process, url = start_transformers_server(tiny_model)
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
+@pytest.fixture
+def server(tiny_server):
+    return tiny_server
 
 
 def policy(tiny_model, url, **options):

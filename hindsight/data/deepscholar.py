@@ -112,10 +112,13 @@ def redact(abstract: str, title: str) -> str | None:
         kept.append(sentence)
     if not kept:
         return None
-    brief = " ".join(kept)
+    return f"{remove_names(' '.join(kept), title)} {CLOSING}"
+
+
+def remove_names(text: str, title: str) -> str:
     for name in target_names(title):
-        brief = re.sub(rf"(?<![\w-]){re.escape(name)}(?:'s|s)?(?![\w-])", "this approach", brief)
-    return f"{brief} {CLOSING}"
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?:'s|s)?(?!\w)", "this approach", text)
+    return text
 
 
 def content_words(text: str) -> list[str]:
@@ -127,7 +130,9 @@ def title_overlap(title: str, brief: str) -> float:
     return len(words & set(content_words(brief))) / len(words) if words else 0.0
 
 
-def convert(src: Path) -> tuple[list[Paper], list[Instance], dict]:
+def convert(src: Path, briefs: dict | None = None) -> tuple[list[Paper], list[Instance], dict]:
+    """`briefs` (--briefs) asks a model for the briefs; a target whose request fails keeps the
+    model-free brief."""
     papers_rows = read_csv(src / "papers.csv", ("arxiv_id", "title", "abstract", "published_date"))
     citation_rows = read_csv(src / "citations.csv", ("parent_paper_arxiv_id", "citation_shorthand",
                                                      "cited_paper_title", "cited_paper_arxiv_link", "cited_paper_abstract"))
@@ -147,6 +152,12 @@ def convert(src: Path) -> tuple[list[Paper], list[Instance], dict]:
         corpus.setdefault(paper_id, Paper(id=paper_id, title=title, date=id_month(paper_id),
                                           abstract=re.sub(r"\s+", " ", row["cited_paper_abstract"]).strip()))
         cited.setdefault(parent, []).append({"id": paper_id, "key": row["citation_shorthand"], "title": title})
+    written, failed = {}, {}
+    if briefs:
+        from hindsight.data.briefs import write_briefs
+
+        written, failed = write_briefs([(normalize_arxiv_id(row["arxiv_id"]) or "", row["title"], row["abstract"])
+                                        for _, row in papers_rows], briefs)
     instances, dropped = [], Counter()
     for line, row in papers_rows:
         where = f"{src / 'papers.csv'}:{line}"
@@ -160,15 +171,16 @@ def convert(src: Path) -> tuple[list[Paper], list[Instance], dict]:
         title = re.sub(r"\s+", " ", row["title"]).strip()
         corpus[target_id] = Paper(id=target_id, title=title, date=posted, abstract=re.sub(r"\s+", " ", row["abstract"]).strip())
         instance = _instance(target_id, title, posted, row["abstract"], cited.get(target_id, []),
-                             cite_counts(related.get(target_id, "")), corpus)
+                             cite_counts(related.get(target_id, "")), corpus, written.get(target_id))
         if isinstance(instance, str):
             dropped[instance] += 1
         else:
             instances.append(instance)
-    return sorted(corpus.values(), key=lambda p: (p.date, p.id)), instances, {"dropped": dropped}
+    info = {"dropped": dropped, "model_briefs": len(written), "model_brief_failures": failed}
+    return sorted(corpus.values(), key=lambda p: (p.date, p.id)), instances, info
 
 
-def _instance(target_id, title, posted, abstract, citations, counts, corpus) -> Instance | str:
+def _instance(target_id, title, posted, abstract, citations, counts, corpus, model_brief=None) -> Instance | str:
     cutoff = months_before(posted, 3)
     oldest = months_before(posted, 12 * MAX_AGE_YEARS)
     labels, seen = [], set()
@@ -182,13 +194,14 @@ def _instance(target_id, title, posted, abstract, citations, counts, corpus) -> 
         role = "infrastructural" if _INFRA.search(paper.title) else "conceptual"
         labels.append(Label.from_dict({"id": paper.id, "tier": tier, "role": role, "title": paper.title,
                                        "abstract": paper.abstract, "date": paper.date.isoformat()}))
-    brief = redact(abstract, title)
+    brief = remove_names(model_brief, title) if model_brief else redact(abstract, title)
     if brief is None:
         return "no problem sentence before the first contribution sentence"
     overlap = title_overlap(title, brief)
     return Instance(id=f"ds-{target_id}", split="train", brief=brief, cutoff=cutoff,
                     target=Target(id=target_id, title=title, date=posted), labels=tuple(labels),
-                    audit={"flagged": overlap > FLAG_OVERLAP, "title_overlap": round(overlap, 3), "source": "deepscholar"})
+                    audit={"flagged": overlap > FLAG_OVERLAP, "title_overlap": round(overlap, 3), "source": "deepscholar",
+                           "brief_by": "model" if model_brief else "rules"})
 
 
 def write_native(out: Path, papers: list[Paper], instances: list[Instance]) -> None:
@@ -216,16 +229,20 @@ def summary(papers, instances, report, dropped: Counter) -> str:
     return "\n".join(lines)
 
 
-def convert_to(src: Path, out: Path) -> str:
+def convert_to(src: Path, out: Path, briefs: dict | None = None) -> str:
     """Convert `src` into the native files under `out`; returns the printed summary."""
     from hindsight.corpus import Corpus
 
-    papers, instances, info = convert(src)
+    papers, instances, info = convert(src, briefs)
     kept, report = prepare_instances(instances, Corpus(papers))
     kept = split_by_date(kept)
     report.kept_by_split = Counter(inst.split for inst in kept)
     write_native(out, papers, kept)
-    return summary(papers, kept, report, info["dropped"])
+    text = summary(papers, kept, report, info["dropped"])
+    if briefs:
+        text += (f"\nmodel-written briefs: {info['model_briefs']}; kept the rule-based brief after a failed request: "
+                 f"{len(info['model_brief_failures'])}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,10 +250,14 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", type=Path, help="folder with DeepScholar-Bench's CSV files")
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--briefs", metavar="model=MODEL[,api_base=URL,concurrency=N]",
+                        help="have a model (any litellm model) write the briefs; replies are cached")
     args = parser.parse_args(argv)
     try:
-        print(convert_to(args.src, args.out))
-    except ConversionError as exc:
+        from hindsight.data.briefs import parse_options
+
+        print(convert_to(args.src, args.out, parse_options(args.briefs) if args.briefs else None))
+    except (ConversionError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.out / 'instances.jsonl'} and {args.out / 'corpus.jsonl'}")

@@ -54,6 +54,57 @@ class ResponseCache:
         staging.replace(path)
 
 
+class Completer:
+    """Chat completions through litellm with retries, backoff with jitter and the response cache."""
+
+    def __init__(self, *, api_key: str | None = None, max_retries: int = 5, backoff_s: float = 1.0,
+                 timeout_s: float = 120.0, cache_dir: str | Path | None = None, use_cache: bool = True):
+        self.api_key, self.max_retries, self.backoff_s, self.timeout_s = api_key, max_retries, backoff_s, timeout_s
+        self.cache = ResponseCache(Path(cache_dir or default_cache_dir() / "responses") if use_cache else None)
+        self.litellm = _litellm()
+
+    async def complete(self, gate: asyncio.Semaphore, request: dict) -> tuple[dict | None, str | None, int]:
+        """(response data, failure, attempts); attempts is 0 for a cached response."""
+        key = self.cache.key(request)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached, None, 0
+        lit = self.litellm
+        retryable = (lit.RateLimitError, lit.InternalServerError, lit.ServiceUnavailableError,
+                     lit.APIConnectionError, lit.Timeout, lit.BadGatewayError)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with gate:
+                    response = await lit.acompletion(**request, api_key=self.api_key, timeout=self.timeout_s,
+                                                     num_retries=0)
+                break
+            except lit.ContextWindowExceededError as exc:
+                return None, f"context_overflow: {exc}", attempt
+            except retryable as exc:
+                if "credentials" in str(exc).lower():  # litellm reports a missing key as a server error
+                    return None, f"error: {type(exc).__name__}: {exc}", attempt
+                if attempt > self.max_retries:
+                    return None, f"error: {type(exc).__name__} after {attempt} attempts: {exc}", attempt
+                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1) * (0.5 + random.random()))
+            except lit.APIError as exc:
+                return None, f"error: {type(exc).__name__}: {exc}", attempt
+        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+        try:
+            data["_cost_usd"] = float(lit.completion_cost(completion_response=response))
+        except Exception:  # unknown model or local server: no price
+            data["_cost_usd"] = None
+        self.cache.put(key, data)
+        return data, None, attempt
+
+    def complete_all(self, requests: list[dict], concurrency: int) -> list[tuple[dict | None, str | None, int]]:
+        async def run():
+            gate = asyncio.Semaphore(concurrency)
+            return await asyncio.gather(*(self.complete(gate, request) for request in requests))
+        return list(asyncio.run(run()))
+
+
 class LiteLLMPolicy:
     name = "litellm"
 
@@ -61,12 +112,12 @@ class LiteLLMPolicy:
                  temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 1024, seed: int = 0,
                  concurrency: int = 8, max_retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 120.0,
                  cache_dir: str | Path | None = None, use_cache: bool = True, extra: dict | None = None):
-        self.model, self.api_base, self.api_key = model, api_base, api_key
+        self.model, self.api_base = model, api_base
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
-        self.concurrency, self.max_retries, self.backoff_s, self.timeout_s = concurrency, max_retries, backoff_s, timeout_s
+        self.concurrency = concurrency
         self.extra = dict(extra or {})
-        self.cache = ResponseCache(Path(cache_dir or default_cache_dir() / "responses") if use_cache else None)
-        self.litellm = _litellm()
+        self.completer = Completer(api_key=api_key, max_retries=max_retries, backoff_s=backoff_s,
+                                   timeout_s=timeout_s, cache_dir=cache_dir, use_cache=use_cache)
         self.turns = 0
 
     def describe(self) -> dict:
@@ -81,43 +132,9 @@ class LiteLLMPolicy:
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         self.turns += 1
-        return asyncio.run(self._act(batch, tools))
-
-    async def _act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
-        gate = asyncio.Semaphore(self.concurrency)
-        return list(await asyncio.gather(*(self._one(gate, self.request(conv, tools)) for conv in batch)))
-
-    async def _one(self, gate: asyncio.Semaphore, request: dict) -> Turn:
-        key = self.cache.key(request)
-        cached = self.cache.get(key)
-        if cached is not None:
-            return _turn_from_response(cached, attempts=0)
-        lit = self.litellm
-        retryable = (lit.RateLimitError, lit.InternalServerError, lit.ServiceUnavailableError,
-                     lit.APIConnectionError, lit.Timeout, lit.BadGatewayError)
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                async with gate:
-                    response = await lit.acompletion(**request, api_key=self.api_key, timeout=self.timeout_s,
-                                                     num_retries=0)
-                break
-            except lit.ContextWindowExceededError as exc:
-                return Turn(failure=f"context_overflow: {exc}", attempts=attempt)
-            except retryable as exc:
-                if attempt > self.max_retries:
-                    return Turn(failure=f"error: {type(exc).__name__} after {attempt} attempts: {exc}", attempts=attempt)
-                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1) * (0.5 + random.random()))
-            except lit.APIError as exc:
-                return Turn(failure=f"error: {type(exc).__name__}: {exc}", attempts=attempt)
-        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
-        try:
-            data["_cost_usd"] = float(lit.completion_cost(completion_response=response))
-        except Exception:  # unknown model or local server: no price
-            data["_cost_usd"] = None
-        self.cache.put(key, data)
-        return _turn_from_response(data, attempts=attempt)
+        results = self.completer.complete_all([self.request(conv, tools) for conv in batch], self.concurrency)
+        return [Turn(failure=failure, attempts=attempts) if failure else _turn_from_response(data, attempts)
+                for data, failure, attempts in results]
 
 
 def _wire_messages(messages: list[dict]) -> list[dict]:
