@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from hindsight.corpus import Corpus  # noqa: E402
 from hindsight.models.tiny import build_tiny_qwen  # noqa: E402

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
 
 from eval.comparison import ComparisonError, compare_runs  # noqa: E402
 from eval.tables import render  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
 
 from eval.compare import execute, make_parser  # noqa: E402
 

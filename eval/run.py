@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
 
 from eval.evaluation import evaluate  # noqa: E402
 from hindsight.config import ConfigError  # noqa: E402

@@ -114,8 +114,13 @@ def _record(live: Live, policy: Policy) -> Episode:
 
 
 def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, config: ProtocolConfig,
-                 run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True) -> dict:
-    """Run every task not yet recorded in `run_dir`; returns the final manifest."""
+                 run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True,
+                 first_messages=None) -> dict:
+    """Run every task not yet recorded in `run_dir`; returns the final manifest.
+
+    `first_messages(task)` replaces the deployment prompt (the distillation teacher's prompt);
+    evaluation never passes it."""
+    first_messages = first_messages or (lambda task: initial_messages(task, config.read_paper))
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     episodes_path, manifest_path = run_dir / "episodes.jsonl", run_dir / "manifest.json"
@@ -142,7 +147,7 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     with open(episodes_path, "a", encoding="utf-8") as handle:
         for start in range(0, len(pending), batch_size):
             live = [Live(env=SearchEnv(task, backend, config, prompts),
-                         conversation=Conversation(task, initial_messages(task, config.read_paper)))
+                         conversation=Conversation(task, first_messages(task)))
                     for task in pending[start:start + batch_size]]
             while live:
                 try:

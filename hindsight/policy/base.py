@@ -41,3 +41,9 @@ class Policy(Protocol):
     def describe(self) -> dict:
         """Backend, model, revision, decoding settings: what the manifest records."""
         ...
+
+
+def candidate_index(task_id: str) -> int:
+    """Distillation runs K candidates of a target as tasks "<instance id>#<k>"; 0 for a plain id."""
+    head, sep, tail = task_id.rpartition("#")
+    return int(tail) if sep and tail.isdigit() else 0

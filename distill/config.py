@@ -1,0 +1,31 @@
+"""The recipe's `distill` section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hindsight.config import from_mapping
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    out_dir: str = "outputs/distill"     # candidates/, replays.jsonl, sft.jsonl, manifests
+    teacher: str = "scripted"            # scripted, or a policy backend: litellm, hf, vllm
+    model: str | None = None             # the teacher model (litellm string, hub id or path)
+    api_base: str | None = None
+    temperature: float = 0.7             # candidates must differ: sample
+    candidates: int = 4                  # K trajectories per target, seeds seed..seed+K-1
+    seed: int = 0
+    private_max: int = 12                # antecedents in the private block
+    abstract_chars: int = 1200           # each private abstract is cut to this many characters
+    ngram: int = 5                       # shared normalised n-gram length that flags private copying
+    title_share: float = 0.6             # share of a private title's words in one query that flags it
+    keep_quantile: float = 0.5           # the threshold keeps this share of dev candidates (flag-free)
+    splits: tuple[str, ...] = ("train", "dev")
+    max_targets: int | None = None       # per split, the earliest N (a pilot run)
+    batch_size: int = 32
+    concurrency: int = 8
+
+    @classmethod
+    def from_recipe(cls, recipe) -> DistillConfig:
+        return from_mapping(cls, recipe.stages.get("distill"), f"{recipe.path}: distill")

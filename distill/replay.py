@@ -1,0 +1,266 @@
+"""The replay validator: re-run each candidate's actions through a fresh SearchEnv under the
+student's deployment prompt, flag what a deployed student could not legitimately have done,
+and score the replay.
+
+    python distill/replay.py recipes/demo.yaml
+
+Flags (a candidate may carry several):
+  malformed          unreadable or unknown actions, wrong argument types, over budget, no submission
+  private_copy       a query or rationale shares an n-gram (default 5 normalised words) with the
+                     private block, or holds most of a private title's words
+  identifying_query  a query holds an arXiv id, or most of the target's or an antecedent's title
+  post_cutoff        a replayed result dated on or after the cutoff
+  unsurfaced         a submitted id that no earlier search in the replay returned
+  divergent          the replay's results differ from what the teacher saw
+Only the replayed conversation (deployment prompt, the actions, the replayed results) can
+become training data. Output: <out_dir>/replays.jsonl and <out_dir>/flags.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
+
+from distill.config import DistillConfig  # noqa: E402
+from hindsight.env import SearchEnv  # noqa: E402
+from hindsight.ids import normalize_arxiv_id  # noqa: E402
+from hindsight.metrics import score_episode  # noqa: E402
+from hindsight.prompts import initial_messages  # noqa: E402
+from hindsight.protocol import ProtocolConfig  # noqa: E402
+from hindsight.schema import Episode, Instance  # noqa: E402
+
+FLAGS = ("malformed", "private_copy", "identifying_query", "post_cutoff", "unsurfaced", "divergent")
+_ARXIV_LIKE = re.compile(r"\b\d{4}\.\d{4,5}(v\d+)?\b|\b[a-z\-]+(\.[A-Z]{2})?/\d{7}\b", re.I)
+_STOP = set("a an and are as at be by for from in into is it of on or the their this to via we with".split())
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+@lru_cache(maxsize=100_000)
+def _title_words(title: str) -> frozenset[str]:
+    return frozenset(w for w in words(title) if w not in _STOP)
+
+
+def title_share(title: str, text: str) -> float:
+    """The share of a title's content words (3 or more of them) that `text` holds."""
+    title_words = _title_words(title)
+    return len(title_words & set(words(text))) / len(title_words) if len(title_words) >= 3 else 0.0
+
+
+class CachedBackend:
+    """Memoises searches: candidates of one target repeat queries. Same answers, same hash."""
+
+    def __init__(self, backend):
+        self.backend, self.corpus_hash, self.cache = backend, backend.corpus_hash, {}
+        self.corpus = getattr(backend, "corpus", None)
+
+    def search(self, query, cutoff, k):
+        key = (query, str(cutoff), k)
+        if key not in self.cache:
+            self.cache[key] = self.backend.search(query, cutoff, k)
+        return self.cache[key]
+
+    def describe(self):
+        return self.backend.describe()
+
+
+@dataclass
+class Replay:
+    candidate_id: str
+    instance_id: str
+    split: str
+    flags: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    score: dict = field(default_factory=dict)
+    actions: int = 0
+    messages: list[dict] = field(default_factory=list)
+    transcript_hash: str = ""
+
+    def flag(self, name: str, reason: str) -> None:
+        if name not in self.flags:
+            self.flags.append(name)
+        self.reasons.append(f"{name}: {reason}")
+
+    def to_dict(self) -> dict:
+        return {"candidate_id": self.candidate_id, "instance_id": self.instance_id, "split": self.split,
+                "flags": self.flags, "reasons": self.reasons, "score": self.score, "actions": self.actions,
+                "transcript_hash": self.transcript_hash, "messages": self.messages}
+
+
+def candidate_actions(candidate: Episode, replay: Replay) -> list[tuple[str, object]]:
+    """The (tool, arguments) the teacher issued, in order; everything else it wrote is dropped."""
+    if candidate.status != "submitted":
+        replay.flag("malformed", f"the teacher's episode ended {candidate.status}")
+    actions = []
+    for message in candidate.messages:
+        if message["role"] != "assistant":
+            continue
+        calls = message.get("tool_calls") or []
+        if not calls:
+            replay.flag("malformed", "a reply without a tool call")
+        actions += [(call["function"]["name"], call["function"]["arguments"]) for call in calls]
+    return actions
+
+
+class Validator:
+    def __init__(self, backend, config: ProtocolConfig, corpus, cfg: DistillConfig, private_texts: dict[str, str]):
+        self.backend, self.config, self.corpus, self.cfg = CachedBackend(backend), config, corpus, cfg
+        self.private_texts = private_texts  # instance id -> the exact private block the teacher saw
+        self._private_ngrams: dict[str, set] = {}
+
+    def private_ngrams(self, instance: Instance) -> set:
+        if instance.id not in self._private_ngrams:
+            self._private_ngrams[instance.id] = ngrams(words(self.private_texts.get(instance.id, "")), self.cfg.ngram)
+        return self._private_ngrams[instance.id]
+
+    def replay(self, candidate: Episode, instance: Instance) -> Replay:
+        result = Replay(candidate_id=candidate.instance_id, instance_id=instance.id, split=instance.split)
+        actions = candidate_actions(candidate, result)
+        task = instance.task()
+        env = SearchEnv(task, self.backend, self.config)
+        messages = initial_messages(task, self.config.read_paper)
+        for i, (tool, arguments) in enumerate(actions):
+            if env.done:
+                result.flag("malformed", f"action {i + 1} comes after the episode ended ({env.status})")
+                break
+            call_id = f"call_{i}"
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": tool, "arguments": arguments}}]})
+            answer = env.call(tool, arguments)
+            messages.append({"role": "tool", "tool_call_id": call_id, "name": tool, "content": answer.content})
+            if answer.error:
+                result.flag("malformed", f"action {i + 1} ({tool}): {answer.error}")
+        episode = env.episode("replay")
+        episode.messages = messages
+        if episode.status != "submitted":
+            result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
+        self._check_text(episode, instance, result)
+        self._check_results(episode, candidate, instance, result)
+        result.actions, result.messages = len(actions), messages
+        result.score = {k: v for k, v in score_episode(episode, instance).items() if k != "prefix_curve"}
+        result.transcript_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+        return result
+
+    def _check_text(self, episode: Episode, instance: Instance, result: Replay) -> None:
+        private = self.private_ngrams(instance)
+        texts = [("query", s.args.get("query", "")) for s in episode.steps
+                 if s.tool == "search_papers" and isinstance(s.args, dict) and isinstance(s.args.get("query"), str)]
+        texts += [("rationale", p.rationale) for p in episode.submission]
+        for kind, text in texts:
+            shared = ngrams(words(text), self.cfg.ngram) & private
+            if shared:
+                result.flag("private_copy", f"{kind} {text!r} repeats {' '.join(next(iter(shared)))!r}")
+            for label in instance.labels:
+                if title_share(label.title, text) >= self.cfg.title_share:
+                    result.flag("private_copy", f"{kind} {text!r} holds most of a private title")
+            if kind != "query":
+                continue
+            if _ARXIV_LIKE.search(text):
+                result.flag("identifying_query", f"query {text!r} holds an arXiv id")
+            titles = [("the target", instance.target.title)] + [("an antecedent", lab.title) for lab in instance.labels]
+            for whose, title in titles:
+                if title_share(title, text) >= self.cfg.title_share:
+                    result.flag("identifying_query", f"query {text!r} holds {whose}'s title")
+
+    def _check_results(self, episode: Episode, candidate: Episode, instance: Instance, result: Replay) -> None:
+        surfaced: set[str] = set()
+        for step in episode.steps:
+            for paper_id in step.returned_ids:
+                paper = self.corpus.get(paper_id) if self.corpus is not None else None
+                if paper is not None and paper.date >= instance.cutoff:
+                    result.flag("post_cutoff", f"{paper_id} dated {paper.date}")
+            surfaced.update(step.returned_ids)
+        for paper in episode.submission:
+            if normalize_arxiv_id(paper.id) not in surfaced:
+                result.flag("unsurfaced", f"submitted {paper.id!r}, which no search returned")
+        seen = [s.returned_ids for s in candidate.steps if s.tool == "search_papers"]
+        again = [s.returned_ids for s in episode.steps if s.tool == "search_papers"]
+        if seen != again[: len(seen)]:
+            result.flag("divergent", "replayed search results differ from the teacher's")
+
+
+def validate_all(candidates: list[Episode], instances: dict[str, Instance], validator: Validator) -> list[Replay]:
+    replays = []
+    for candidate in candidates:
+        instance = instances.get(candidate.instance_id.rpartition("#")[0])
+        if instance is None:
+            raise ValueError(f"candidate {candidate.instance_id} has no instance")
+        replays.append(validator.replay(candidate, instance))
+    return replays
+
+
+def flag_summary(replays: list[Replay]) -> dict:
+    per_target: dict[str, int] = Counter()
+    for replay in replays:
+        per_target[replay.instance_id] += not replay.flags
+    return {"candidates": len(replays), "valid": sum(not r.flags for r in replays),
+            "flags": {name: sum(name in r.flags for r in replays) for name in FLAGS},
+            "targets": len(per_target), "targets_with_a_valid_candidate": sum(1 for n in per_target.values() if n)}
+
+
+def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
+    from hindsight.data import load_benchmark
+    from hindsight.runs import read_episodes
+    from hindsight.search import make_backend
+
+    from distill.prompts import private_block
+    from distill.teacher import corpus_idf
+
+    cfg = DistillConfig.from_recipe(recipe)
+    corpus, instances, _ = load_benchmark(recipe.data.source)
+    by_id = {inst.id: inst for inst in instances}
+    candidates = list(read_episodes(Path(cfg.out_dir) / "candidates" / "episodes.jsonl").values())
+    idf = corpus_idf(corpus)
+    private = {iid: private_block(by_id[iid], idf, cfg.private_max, cfg.abstract_chars)
+               for iid in {c.instance_id.rpartition("#")[0] for c in candidates}}
+    backend = make_backend(recipe.search.backend, corpus,
+                           **({"cache_dir": recipe.search.cache_dir} if recipe.search.cache_dir else {}))
+    validator = Validator(backend, recipe.protocol, corpus, cfg, private)
+    start = time.perf_counter()
+    replays = validate_all(candidates, by_id, validator)
+    summary = {**flag_summary(replays), "seconds": round(time.perf_counter() - start, 2)}
+    out = Path(cfg.out_dir)
+    with open(out / "replays.jsonl", "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in replays)
+    (out / "flags.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return out / "replays.jsonl", summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hindsight.config import ConfigError
+    from hindsight.recipe import load_recipe
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe", type=Path)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        path, summary = run_replay(load_recipe(args.recipe, args.overrides))
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{summary['valid']} of {summary['candidates']} candidates replay-valid; flags: "
+          + ", ".join(f"{k} {v}" for k, v in summary["flags"].items())
+          + f"\n{summary['targets_with_a_valid_candidate']} of {summary['targets']} targets keep a candidate"
+          + f"\nreplays: {path}\nnext: python distill/select.py {args.recipe}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The offline privileged teacher: it reads the private block from its own prompt, searches with
+short keyword queries of discriminative words (rare in the corpus, absent from the brief), and
+submits what its searches surfaced, ranked by word overlap with the private abstracts.
+
+It never copies a title or a phrase: a query is 2-3 single words in an order of its own, well
+under the n-gram length that flags private copying. Its K candidates differ by seed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+from hindsight.policy.base import Conversation, Turn, candidate_index
+from hindsight.policy.parsing import ToolCall
+from hindsight.prompts import brief_from_messages
+from hindsight.search.text import analyze
+
+from distill.prompts import PRIVATE_HEADER
+
+_ENTRY = re.compile(r"^\d+\. \[(T\d)/\w+\] (.*)\n   Abstract: (.*)$", re.M)
+
+
+class ScriptedTeacher:
+    name = "scripted-teacher"
+
+    def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
+                 submit: int = 10):
+        self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
+        self.plans: dict[str, list[str]] = {}
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "seed": self.seed, "queries": self.queries,
+                "words_per_query": self.words_per_query}
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        return [self._turn(conv) for conv in batch]
+
+    def _private(self, conv: Conversation) -> list[tuple[str, str, str]]:
+        system = conv.messages[0]["content"]
+        if PRIVATE_HEADER not in system:
+            raise ValueError("the scripted teacher needs the private block in its system prompt")
+        return _ENTRY.findall(system.split(PRIVATE_HEADER, 1)[1])
+
+    def _plan(self, conv: Conversation) -> list[str]:
+        # candidate k of a target uses seed + k
+        rng = random.Random(f"{conv.task.instance_id.rpartition('#')[0]}:{self.seed + candidate_index(conv.task.instance_id)}")
+        brief_terms = set(analyze(brief_from_messages(conv.messages)))
+        ranked: dict[str, tuple[float, str]] = {}
+        for tier, title, abstract in self._private(conv):
+            weight = {"T3": 3.0, "T2": 2.0}.get(tier, 1.0)
+            for word in re.findall(r"[A-Za-z][A-Za-z\-]{2,}", f"{title} {abstract}"):
+                terms = analyze(word)
+                if len(terms) != 1 or terms[0] in brief_terms:
+                    continue
+                score = weight * self.idf.get(terms[0], 0.0)
+                if score > ranked.get(terms[0], (0.0, ""))[0]:
+                    ranked[terms[0]] = (score, word.lower())
+        pool = [word for _, word in sorted(ranked.values(), reverse=True)[: self.queries * self.words_per_query * 2]]
+        queries = []
+        for _ in range(self.queries):
+            if len(pool) < 2:
+                break
+            words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
+            queries.append(" ".join(words))
+        return queries or [" ".join(brief_from_messages(conv.messages).split()[:8])]
+
+    def _turn(self, conv: Conversation) -> Turn:
+        key = conv.task.instance_id
+        plan = self.plans.setdefault(key, self._plan(conv))
+        searches = sum(1 for m in conv.messages if m["role"] == "tool")
+        if searches < len(plan):
+            return Turn(calls=[ToolCall("search_papers", {"query": plan[searches], "limit": 10})])
+        return Turn(calls=[ToolCall("submit_answer", {"papers": self._ranked(conv)})])
+
+    def _ranked(self, conv: Conversation) -> list[dict]:
+        private_terms = set()
+        for _, title, abstract in self._private(conv):
+            private_terms.update(analyze(f"{title} {abstract}"))
+        seen: dict[str, float] = {}
+        for message in conv.messages:
+            if message["role"] != "tool":
+                continue
+            for hit in json.loads(message["content"]).get("results", []):
+                terms = set(analyze(f"{hit.get('title', '')} {hit.get('abstract', '')}"))
+                overlap = sum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
+                seen.setdefault(hit["id"], overlap)
+        best = sorted(seen, key=lambda pid: (-seen[pid], pid))[: self.submit]
+        return [{"id": pid, "rationale": "its method matches what the problem needs"} for pid in best]

@@ -1,0 +1,118 @@
+"""Demonstrations: per train target, the best flag-free replay scoring at least a threshold
+chosen on dev and frozen before any training.
+
+    python distill/select.py recipes/demo.yaml
+
+The threshold keeps the top `keep_quantile` of dev's flag-free candidates; it is written to
+<out_dir>/selection.json the first time and reused after (frozen). The SFT set
+(<out_dir>/sft.jsonl, `datasets`-loadable: `messages` with structured `tool_calls`, and `tools`)
+holds deployment transcripts only; it is written only if the leak audit finds nothing.
+<out_dir>/candidates_manifest.jsonl records, per candidate: source instance, teacher, seed,
+score, action count, flags, transcript hash and whether it was selected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
+
+import numpy as np  # noqa: E402
+
+from distill.audit import audit_file  # noqa: E402
+from distill.config import DistillConfig  # noqa: E402
+from hindsight.policy.base import candidate_index  # noqa: E402
+from hindsight.protocol import tool_schemas  # noqa: E402
+
+
+class SelectionError(RuntimeError):
+    pass
+
+
+def frozen_threshold(replays: list[dict], cfg: DistillConfig, path: Path) -> dict:
+    if path.exists():
+        return {**json.loads(path.read_text()), "reused": True}
+    dev = [r["score"]["ndcg10"] for r in replays if r["split"] == "dev" and not r["flags"]]
+    if not dev:
+        raise SelectionError("no flag-free dev candidates to choose the threshold on (is distill.splits missing dev?)")
+    threshold = float(np.quantile(dev, 1 - cfg.keep_quantile))
+    frozen = {"threshold": threshold, "metric": "ndcg10", "keep_quantile": cfg.keep_quantile,
+              "dev_candidates": len(dev), "frozen_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    path.write_text(json.dumps(frozen, indent=2) + "\n")
+    return {**frozen, "reused": False}
+
+
+def choose(replays: list[dict], threshold: float) -> dict[str, dict]:
+    """Per train target, the highest-scoring flag-free replay at or above the threshold."""
+    best: dict[str, dict] = {}
+    for replay in replays:
+        if replay["split"] != "train" or replay["flags"] or replay["score"]["ndcg10"] < threshold:
+            continue
+        current = best.get(replay["instance_id"])
+        key = (replay["score"]["ndcg10"], -candidate_index(replay["candidate_id"]))
+        if current is None or key > (current["score"]["ndcg10"], -candidate_index(current["candidate_id"])):
+            best[replay["instance_id"]] = replay
+    return best
+
+
+def select(recipe, instances_path: Path) -> dict:
+    from hindsight.data import load_instances
+
+    cfg = DistillConfig.from_recipe(recipe)
+    out = Path(cfg.out_dir)
+    replays = [json.loads(line) for line in open(out / "replays.jsonl", encoding="utf-8")]
+    frozen = frozen_threshold(replays, cfg, out / "selection.json")
+    chosen = choose(replays, frozen["threshold"])
+    tools = tool_schemas(recipe.protocol)
+    staging = out / "sft.jsonl.partial"
+    with open(staging, "w", encoding="utf-8") as handle:
+        for instance_id in sorted(chosen):
+            handle.write(json.dumps({"messages": chosen[instance_id]["messages"], "tools": tools}, ensure_ascii=False) + "\n")
+    findings = audit_file(staging, load_instances(instances_path))
+    if findings:
+        raise SelectionError(f"the leak audit found {len(findings)} problem(s); nothing written. First: {findings[0]}")
+    staging.replace(out / "sft.jsonl")
+    selected_ids = {r["candidate_id"] for r in chosen.values()}
+    teacher = {"teacher": cfg.teacher, "model": cfg.model, "revision": recipe.policy.revision}
+    with open(out / "candidates_manifest.jsonl", "w", encoding="utf-8") as handle:
+        for r in replays:
+            handle.write(json.dumps({"source_instance": r["instance_id"], "candidate": r["candidate_id"], **teacher,
+                                     "seed": cfg.seed + candidate_index(r["candidate_id"]),
+                                     "score": r["score"]["ndcg10"], "actions": r["actions"], "flags": r["flags"],
+                                     "transcript_hash": r["transcript_hash"],
+                                     "selected": r["candidate_id"] in selected_ids}) + "\n")
+    train_targets = len({r["instance_id"] for r in replays if r["split"] == "train"})
+    scores = [r["score"]["ndcg10"] for r in chosen.values()]
+    return {"threshold": frozen, "train_targets": train_targets, "selected": len(chosen),
+            "mean_selected_ndcg10": float(np.mean(scores)) if scores else None, "sft_set": str(out / "sft.jsonl")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hindsight.config import ConfigError
+    from hindsight.data import materialise
+    from hindsight.recipe import load_recipe
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe", type=Path)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        recipe = load_recipe(args.recipe, args.overrides)
+        summary = select(recipe, materialise(recipe.data.source) / "instances.jsonl")
+    except (ConfigError, SelectionError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    frozen = summary["threshold"]
+    print(f"threshold nDCG@10 ≥ {frozen['threshold']:.3f} ({'reused, frozen' if frozen['reused'] else 'chosen on'} "
+          f"{frozen['dev_candidates']} dev candidates, keeping the top {frozen['keep_quantile']:.0%})\n"
+          f"selected {summary['selected']} of {summary['train_targets']} train targets, mean nDCG@10 "
+          f"{summary['mean_selected_ndcg10']:.3f}; leak audit clean\nSFT set: {summary['sft_set']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""teacher → replay → select on the synthetic world, the leak audit, and the teacher's edge."""
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from distill.audit import audit_file
+from distill.audit import main as audit_main
+from distill.replay import main as replay_main
+from distill.select import main as select_main
+from distill.teacher import main as teacher_main
+from eval.run import main as run_main
+from hindsight.data import load_instances, materialise
+
+
+@pytest.fixture(scope="module")
+def distilled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("distill")
+    recipe = root / "recipe.yaml"
+    recipe.write_text(f"data:\n  source: world\nprotocol:\n  budget: 12\nruns_dir: {root / 'runs'}\n"
+                      f"distill:\n  out_dir: {root / 'out'}\n  candidates: 2\n  max_targets: 40\n")
+    assert teacher_main([str(recipe)]) == 0
+    assert replay_main([str(recipe)]) == 0
+    assert select_main([str(recipe)]) == 0
+    return recipe, root / "out"
+
+
+def test_the_pipeline_writes_a_deployment_only_sft_set(distilled):
+    recipe, out = distilled
+    rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
+    assert rows and all(set(row) == {"messages", "tools"} for row in rows)
+    for row in rows:
+        roles = [m["role"] for m in row["messages"]]
+        assert roles[:2] == ["system", "user"] and roles[-2:] == ["assistant", "tool"]
+        calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m["role"] == "assistant"]
+        assert all(isinstance(call["arguments"], dict) for call in calls) and calls[-1]["name"] == "submit_answer"
+    manifest = [json.loads(line) for line in (out / "candidates_manifest.jsonl").read_text().splitlines()]
+    assert sum(m["selected"] for m in manifest) == len(rows)
+    assert {"source_instance", "seed", "score", "actions", "flags", "transcript_hash", "selected"} <= set(manifest[0])
+    frozen = json.loads((out / "selection.json").read_text())
+    assert frozen["dev_candidates"] > 0 and 0 <= frozen["threshold"] <= 1
+
+
+def test_the_threshold_stays_frozen_on_a_rerun(distilled, capsys):
+    recipe, out = distilled
+    before = (out / "selection.json").read_text()
+    assert select_main([str(recipe)]) == 0
+    assert "reused, frozen" in capsys.readouterr().out and (out / "selection.json").read_text() == before
+
+
+def test_the_audit_finds_nothing_in_the_set_and_a_leak_planted_in_a_copy(distilled, tmp_path):
+    recipe, out = distilled
+    instances_path = materialise("world") / "instances.jsonl"
+    assert audit_file(out / "sft.jsonl", load_instances(instances_path)) == []
+    rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
+    brief = rows[0]["messages"][1]["content"].split("Research brief:\n", 1)[1]
+    instance = next(i for i in load_instances(instances_path) if i.brief == brief)
+    leaky = json.loads(json.dumps(rows[0]))
+    leaky["messages"][2]["tool_calls"][0]["function"]["arguments"]["query"] = instance.labels[0].title
+    unsurfaced = json.loads(json.dumps(rows[1]))
+    unsurfaced["messages"][-2]["tool_calls"][0]["function"]["arguments"]["papers"].append({"id": "1501.00001"})
+    scored = json.loads(json.dumps(rows[2]))
+    scored["score"] = 0.9
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("\n".join(json.dumps(r) for r in [leaky, unsurfaced, scored, *rows[3:]]) + "\n")
+    findings = audit_file(copy, load_instances(instances_path))
+    assert any("row 1: message 2 (assistant): holds most of the title" in f for f in findings)
+    assert any("row 2:" in f and "which no earlier search returned" in f for f in findings)
+    assert any("row 3: fields other than messages and tools" in f for f in findings)
+    assert audit_main([str(copy), str(instances_path)]) == 1
+    assert audit_main([str(out / "sft.jsonl"), str(instances_path)]) == 0
+
+
+def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_targets(distilled, capsys):
+    recipe, out = distilled
+    replays = [json.loads(line) for line in (out / "replays.jsonl").read_text().splitlines()]
+    train = sorted({r["instance_id"] for r in replays if r["split"] == "train"})
+    best = {}
+    for r in replays:
+        if r["split"] == "train" and not r["flags"]:
+            best[r["instance_id"]] = max(best.get(r["instance_id"], 0.0), r["score"]["ndcg10"])
+    teacher_mean = statistics.mean(best.get(t, 0.0) for t in train)
+    assert run_main([str(recipe), "--name", "oneshot-train", "--split", "train", "--limit", "40"]) == 0
+    runs = Path(recipe.read_text().split("runs_dir: ")[1].split("\n")[0])
+    from eval.comparison import score_run
+    from hindsight.runs import load_run
+    run = load_run(runs / "oneshot-train")
+    scores = {s["instance_id"]: s["ndcg10"] for s in score_run(run, load_instances(runs / "oneshot-train" / "instances.jsonl"))}
+    assert sorted(scores) == train
+    oneshot_mean = statistics.mean(scores.values())
+    print(f"train targets {len(train)}: teacher {teacher_mean:.3f} vs bm25-oneshot {oneshot_mean:.3f}")
+    assert teacher_mean > oneshot_mean + 0.3

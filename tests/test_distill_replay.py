@@ -1,0 +1,138 @@
+"""The replay validator on hand-made adversarial candidates: each triggers exactly its flag."""
+
+import dataclasses
+import datetime as dt
+import json
+
+import pytest
+
+from distill.config import DistillConfig
+from distill.prompts import private_block
+from distill.replay import Validator
+from distill.select import choose
+from hindsight.corpus import Corpus
+from hindsight.schema import Episode, Instance, Label, Paper, Step, SubmittedPaper, Target
+from hindsight.search.bm25 import BM25Backend
+from tests.helpers import random_papers
+
+CUTOFF = dt.date(2022, 1, 1)
+ANTECEDENT = Paper(id="2106.09999", title="Sparse quantum kernel caches for robots", date=dt.date(2021, 6, 3),
+                   abstract="zorbling frames with tilted lattice memory make every gradient hop cheaper than before")
+LATE = Paper(id="2203.09999", title="A later paper", date=dt.date(2022, 3, 1), abstract="quantum")
+
+
+@pytest.fixture(scope="module")
+def world():
+    papers = random_papers(300, seed=11, start=dt.date(2019, 1, 1), days=1000) + [ANTECEDENT, LATE]
+    corpus = Corpus(papers)
+    labels = (Label(id=ANTECEDENT.id, tier="T3", role="conceptual", gain=7.0, title=ANTECEDENT.title,
+                    abstract=ANTECEDENT.abstract, date=ANTECEDENT.date),
+              Label(id=papers[0].id, tier="T1", role="conceptual", gain=1.0, title=papers[0].title,
+                    abstract=papers[0].abstract, date=papers[0].date))
+    instance = Instance(id="inst", split="train", brief="We want faster graph attention for robots.", cutoff=CUTOFF,
+                        target=Target(id="2205.00001", title="Hopping lattice caches for planning", date=dt.date(2022, 5, 1)),
+                        labels=labels)
+    backend = BM25Backend(corpus)
+    cfg = DistillConfig()
+    validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private_block(instance, {}, 12, 1200)})
+    return corpus, backend, instance, validator
+
+
+def _protocol():
+    from hindsight.protocol import ProtocolConfig
+    return ProtocolConfig()
+
+
+def candidate(backend, actions, status="submitted", returned=None):
+    """A teacher transcript issuing `actions`; the steps record what the teacher saw."""
+    messages, steps = [{"role": "system", "content": "teacher prompt"}, {"role": "user", "content": "brief"}], []
+    for i, (tool, args) in enumerate(actions):
+        messages.append({"role": "assistant", "content": "thinking about hidden hints",
+                         "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": args}}]})
+        ids = [h.id for h in backend.search(args["query"], CUTOFF, 10)] if tool == "search_papers" and isinstance(args.get("query"), str) else []
+        steps.append(Step(tool=tool, args=args, returned_ids=ids))
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "{}"})
+    if returned is not None:
+        steps[0].returned_ids = returned
+    submitted = [SubmittedPaper(id=p["id"]) for tool, a in actions if tool == "submit_answer" for p in a["papers"]]
+    return Episode(instance_id="inst#0", policy="teacher", protocol_hash="h", steps=steps, submission=submitted,
+                   status=status, calls=len(actions), messages=messages)
+
+
+def first_hit(backend, query):
+    return backend.search(query, CUTOFF, 10)[0].id
+
+
+CASES = {
+    "clean": lambda b: [("search_papers", {"query": "quantum kernel"}),
+                        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel"), "rationale": "close method"}]})],
+    "malformed": lambda b: [("search_papers", {"query": 42}), ("search_papers", {"query": "quantum kernel"}),
+                            ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel")}]})],
+    "private_copy": lambda b: [("search_papers", {"query": "tilted lattice memory make every gradient"}),
+                               ("submit_answer", {"papers": [{"id": first_hit(b, "tilted lattice memory make every gradient")}]})],
+    "identifying_query": lambda b: [("search_papers", {"query": "quantum kernel 2106.09999"}),
+                                    ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel 2106.09999")}]})],
+    "unsurfaced": lambda b: [("search_papers", {"query": "quantum kernel"}),
+                             ("submit_answer", {"papers": [{"id": "2106.09999"}]})],
+}
+
+
+@pytest.mark.parametrize("expected", list(CASES))
+def test_each_adversarial_candidate_triggers_exactly_its_flag(world, expected):
+    corpus, backend, instance, validator = world
+    actions = CASES[expected](backend)
+    if expected == "unsurfaced":
+        assert "2106.09999" not in {h.id for h in backend.search("quantum kernel", CUTOFF, 10)}
+    replay = validator.replay(candidate(backend, actions), instance)
+    assert replay.flags == ([] if expected == "clean" else [expected]), replay.reasons
+
+
+def test_a_query_holding_the_targets_title_is_identifying(world):
+    corpus, backend, instance, validator = world
+    actions = [("search_papers", {"query": "hopping lattice caches planning"}), ("submit_answer", {"papers": []})]
+    assert validator.replay(candidate(backend, actions), instance).flags == ["identifying_query"]
+
+
+def test_copying_a_private_title_is_private_copy_and_identifying(world):
+    corpus, backend, instance, validator = world
+    actions = [("search_papers", {"query": "sparse quantum kernel caches"}), ("submit_answer", {"papers": []})]
+    assert set(validator.replay(candidate(backend, actions), instance).flags) == {"private_copy", "identifying_query"}
+
+
+def test_results_that_differ_from_what_the_teacher_saw_are_divergent(world):
+    corpus, backend, instance, validator = world
+    actions = CASES["clean"](backend)
+    replay = validator.replay(candidate(backend, actions, returned=["2001.00001"]), instance)
+    assert replay.flags == ["divergent"]
+
+
+def test_a_stale_index_returning_a_post_cutoff_paper_is_caught(world):
+    corpus, backend, instance, _ = world
+    # The validator's corpus knows the paper came out after the cutoff; the index it searches does not.
+    moved = next(h.id for h in backend.search("quantum kernel", CUTOFF, 10))
+    later = Corpus(dataclasses.replace(p, date=dt.date(2022, 6, 1)) if p.id == moved else p for p in corpus)
+    validator = Validator(backend, _protocol(), later, DistillConfig(), {"inst": ""})
+    replay = validator.replay(candidate(backend, CASES["clean"](backend)), instance)
+    assert replay.flags == ["post_cutoff"]
+
+
+def test_the_replayed_conversation_holds_no_teacher_text(world):
+    corpus, backend, instance, validator = world
+    replay = validator.replay(candidate(backend, CASES["clean"](backend)), instance)
+    text = json.dumps(replay.messages)
+    assert "teacher prompt" not in text and "hidden hints" not in text
+    assert replay.messages[0]["content"].startswith("You help researchers")
+    assert replay.score["ndcg10"] >= 0 and replay.actions == 2
+
+
+def test_flagged_candidates_never_reach_the_sft_set(world):
+    corpus, backend, instance, validator = world
+    rows = []
+    for name in ("private_copy", "unsurfaced", "clean"):
+        replay = validator.replay(candidate(backend, CASES[name](backend)), instance).to_dict()
+        replay["candidate_id"] = f"inst#{len(rows)}"
+        replay["score"]["ndcg10"] = 1.0 if name != "clean" else 0.1  # flagged ones score higher
+        rows.append(replay)
+    chosen = choose(rows, threshold=0.0)
+    assert chosen["inst"]["flags"] == [] and chosen["inst"]["candidate_id"] == "inst#2"
+    assert choose(rows, threshold=0.5) == {}
