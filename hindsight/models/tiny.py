@@ -32,19 +32,21 @@ CHAT_TEMPLATE = (
 )
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048):
-    """A byte-level BPE tokenizer (any text round-trips) with the chat special tokens."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, *, special_tokens: list[str] | None = None,
+                    eos_token: str = "<|im_end|>", pad_token: str = "<|endoftext|>", bos_token: str | None = None,
+                    chat_template: str = CHAT_TEMPLATE):
+    """A byte-level BPE tokenizer (any text round-trips) with a chat template's special tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens or SPECIAL_TOKENS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   bos_token=None, chat_template=CHAT_TEMPLATE, padding_side="left")
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=eos_token, pad_token=pad_token,
+                                   bos_token=bos_token, chat_template=chat_template, padding_side="left")
 
 
 def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
@@ -78,3 +80,28 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m hindsight.models.tiny --out outputs/tiny-qwen [--data world]: a tiny base model
+    with a tokenizer trained on the benchmark's paper text (offline, seconds)."""
+    import argparse
+
+    from hindsight.data import load_benchmark
+
+    parser = argparse.ArgumentParser(prog="python -m hindsight.models.tiny", description=main.__doc__)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--data", default="world", help="benchmark whose corpus text trains the tokenizer")
+    parser.add_argument("--hidden-size", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    corpus, _, _ = load_benchmark(args.data)
+    texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
+    path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed)
+    print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""train/sft.py end to end, launched by accelerate as a user would, on a tiny Qwen3."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from distill.replay import main as replay_main
+from distill.select import main as select_main
+from distill.teacher import main as teacher_main
+from hindsight.config import ConfigError
+from hindsight.recipe import load_recipe
+from train.config import TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("trl")
+
+
+def write_recipe(root: Path, model: Path, **train) -> Path:
+    settings = {"base_model": str(model), "output_dir": str(root / "sft"), "learning_rate": 1.0e-2, "epochs": 6,
+                "per_device_batch_size": 2, "gradient_accumulation_steps": 1, "max_length": 8192,
+                "precision": "fp32", "warmup_ratio": 0.0, "lr_scheduler": "constant",
+                "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"]},
+                **train}
+    recipe = root / "recipe.yaml"
+    recipe.write_text(json.dumps({
+        "data": {"source": "world"}, "protocol": {"budget": 8, "abstract_words": 10},
+        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8},
+        "train": settings}))  # JSON is YAML
+    return recipe
+
+
+@pytest.fixture(scope="module")
+def sft_set(tmp_path_factory):
+    from hindsight.data import load_benchmark
+    from hindsight.models.tiny import build_tiny_qwen
+
+    root = tmp_path_factory.mktemp("train")
+    corpus, _, _ = load_benchmark("world")
+    model = build_tiny_qwen(root / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
+    recipe = write_recipe(root, model)
+    for step in (teacher_main, replay_main, select_main):
+        assert step([str(recipe)]) == 0
+    return root, model, recipe
+
+
+def launch(recipe: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
+               str(ROOT / "train/sft.py"), str(recipe), *extra]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_accelerate_launch_trains_an_adapter_that_loads_and_changes_the_model(sft_set):
+    root, model, recipe = sft_set
+    result = launch(recipe)
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest = json.loads((root / "sft" / "train_manifest.json").read_text())
+    for key in ("base_model", "tokenizer_hash", "chat_template_hash", "data", "hyperparameters", "software",
+                "git_commit", "final_loss", "losses"):
+        assert key in manifest, key
+    rows = len((root / "distill" / "sft.jsonl").read_text().splitlines())
+    assert manifest["data"]["rows"] == rows > 0 and manifest["data"]["trained_tokens"] > 0 and manifest["data"]["sha256"]
+    assert manifest["hyperparameters"]["lora"]["rank"] == 8
+    losses = manifest["losses"]
+    assert losses[-1] < losses[0] - 0.5, losses   # the action tokens are being learned
+    adapter = root / "sft" / "adapter"
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    assert config["r"] == 8 and not config.get("modules_to_save")
+    assert not (adapter / "added_tokens.json").exists()
+    from hindsight.policy.hf import HFPolicy
+    policy = HFPolicy(str(model), adapter=str(adapter), max_new_tokens=4)
+    assert policy.adapter_logit_change > 1e-4
+
+
+def test_too_many_long_rows_refuse_to_start(sft_set):
+    root, model, recipe = sft_set
+    result = launch(recipe, "--set", "train.max_length=512", "--set", f"train.output_dir={root / 'refused'}")
+    assert result.returncode != 0
+    assert "rows are longer than max_length 512" in result.stderr + result.stdout
+    assert not (root / "refused").exists()
+
+
+def test_a_rank_vllm_cannot_serve_is_refused(tmp_path):
+    recipe = write_recipe(tmp_path, tmp_path, lora={"rank": 12, "alpha": 24})
+    with pytest.raises(ConfigError, match="rank: 12 cannot be served by vLLM"):
+        TrainConfig.from_recipe(load_recipe(recipe))
+    with pytest.raises(ConfigError, match="unknown key"):
+        TrainConfig.from_recipe(load_recipe(write_recipe(tmp_path, tmp_path, epochz=1)))

@@ -1,0 +1,59 @@
+"""The recipe's `train` section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hindsight.config import ConfigError, from_mapping
+
+# vLLM serves LoRA adapters of these ranks (its --max-lora-rank choices).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    rank: int = 16
+    alpha: int = 32
+    dropout: float = 0.0
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    base_model: str = "Qwen/Qwen3-8B"        # hub id or local path
+    revision: str | None = None
+    chat_template: str | None = None         # a .jinja file; default: the model's own
+    enable_thinking: bool = False            # must match how the evaluator renders prompts
+    data: str | None = None                  # the SFT set; default <distill.out_dir>/sft.jsonl
+    output_dir: str = "outputs/sft"
+    lora: dict | None = field(default_factory=dict)   # LoraSettings fields; null = full fine-tuning
+    learning_rate: float = 5e-6
+    lr_scheduler: str = "cosine"
+    warmup_ratio: float = 0.03
+    epochs: float = 3.0
+    per_device_batch_size: int = 1
+    gradient_accumulation_steps: int = 8
+    max_length: int = 16384
+    max_drop_share: float = 0.05             # refuse to start if more rows than this are too long
+    packing: bool = False                    # padding-free packing of sequences
+    precision: str = "auto"                  # auto (bf16 where supported), bf16, fp16, fp32
+    gradient_checkpointing: bool = False
+    optimizer: str = "adamw_torch"
+    weight_decay: float = 0.0
+    seed: int = 0
+    logging_steps: int = 1
+    report_to: str = "none"                  # none, tensorboard, wandb
+
+    @classmethod
+    def from_recipe(cls, recipe) -> TrainConfig:
+        config = from_mapping(cls, recipe.stages.get("train"), f"{recipe.path}: train")
+        config.lora_settings(f"{recipe.path}: train.lora")
+        return config
+
+    def lora_settings(self, where: str = "train.lora") -> LoraSettings | None:
+        if self.lora is None:
+            return None
+        settings = from_mapping(LoraSettings, self.lora, where)
+        if settings.rank not in VLLM_LORA_RANKS:
+            raise ConfigError(f"{where}.rank: {settings.rank} cannot be served by vLLM; use one of {VLLM_LORA_RANKS}")
+        return settings

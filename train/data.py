@@ -1,0 +1,71 @@
+"""From SFT rows to tokenised examples: masking, the length report, and the too-long rule."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from train.masking import Encoded, MaskingError, encode_conversation
+
+
+@dataclass
+class LengthReport:
+    rows: int = 0
+    examples: int = 0
+    dropped_rows: int = 0
+    lengths: list[int] = field(default_factory=list)
+    trained_tokens: int = 0
+
+    def summary(self) -> dict:
+        lengths = np.asarray(self.lengths or [0])
+        return {"rows": self.rows, "examples": self.examples, "dropped_rows_too_long": self.dropped_rows,
+                "trained_tokens": self.trained_tokens,
+                "tokens": {"min": int(lengths.min()), "p50": int(np.percentile(lengths, 50)),
+                           "p95": int(np.percentile(lengths, 95)), "max": int(lengths.max()),
+                           "total": int(lengths.sum())}}
+
+
+def read_rows(path: Path) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MaskingError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
+                raise MaskingError(f"{path}:{line_no}: a row needs a 'messages' list")
+            rows.append(row)
+    if not rows:
+        raise MaskingError(f"{path}: no rows")
+    return rows
+
+
+def encode_rows(rows: list[dict], tokenizer, max_length: int, max_drop_share: float, enable_thinking: bool,
+                source: str = "sft") -> tuple[list[Encoded], LengthReport]:
+    """All examples of rows that fit `max_length` (a row is dropped whole, never cut mid-action)."""
+    report = LengthReport(rows=len(rows))
+    kept: list[Encoded] = []
+    for i, row in enumerate(rows, start=1):
+        examples = encode_conversation(tokenizer, row["messages"], row.get("tools"),
+                                       enable_thinking=enable_thinking, where=f"{source} row {i}")
+        report.lengths += [len(e.input_ids) for e in examples]
+        if any(len(e.input_ids) > max_length for e in examples):
+            report.dropped_rows += 1
+            continue
+        kept += examples
+        report.trained_tokens += sum(e.trained for e in examples)
+    report.examples = len(kept)
+    if report.dropped_rows / report.rows > max_drop_share:
+        tokens = report.summary()["tokens"]
+        raise MaskingError(f"{report.dropped_rows} of {report.rows} rows are longer than max_length {max_length} "
+                           f"(more than max_drop_share {max_drop_share:.0%}; example lengths p50 {tokens['p50']}, "
+                           f"p95 {tokens['p95']}, max {tokens['max']}): raise max_length or shorten the episodes")
+    if not kept:
+        raise MaskingError("no example left to train on")
+    return kept, report
