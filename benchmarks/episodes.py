@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import platform
 import sys
 import tempfile
@@ -19,6 +18,8 @@ import time
 from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks.common import finish  # noqa: E402
 
 from hindsight.corpus import Corpus  # noqa: E402
 from hindsight.models.tiny import build_tiny_qwen  # noqa: E402
@@ -82,11 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         lines.append(f"| litellm → transformers serve: concurrency 1 → 16 | {report['litellm']['concurrency_1_eps']:.2f} "
                      f"| {report['litellm']['concurrency_16_eps']:.2f} | **{report['litellm']['speedup']:.1f}×** |")
     report["markdown"] = "\n".join(lines)
-    print(report["markdown"])
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return finish(report, args.json)
 
 
 if __name__ == "__main__":

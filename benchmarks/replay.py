@@ -12,13 +12,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks.common import finish  # noqa: E402
 
 from distill.config import DistillConfig  # noqa: E402
 from distill.prompts import private_block  # noqa: E402
@@ -75,11 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"| every search run | {report['uncached']['candidates_per_s']:.0f} |\n"
         f"| repeated searches cached | {report['cached']['candidates_per_s']:.0f} (**{report['speedup']:.1f}×**) |\n\n"
         f"{len(candidates)} candidates of the scripted teacher ({args.targets} train targets × 4), one core.")
-    print(report["markdown"])
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return finish(report, args.json)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 
 import argparse  # noqa: E402
 import datetime as dt  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -30,6 +30,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
+
+from benchmarks.common import finish  # noqa: E402
 from hindsight.corpus import Corpus, load_corpus  # noqa: E402
 from hindsight.search.bm25 import BM25Backend  # noqa: E402
 from hindsight.search.text import analyze  # noqa: E402
@@ -151,11 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
         "overlap_at_k": overlap_at_k(ours["results"][:shared], base["results"]),
     }
     report["markdown"] = markdown(report)
-    print(report["markdown"])
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return finish(report, args.json)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from benchmarks.common import finish  # noqa: E402
+
 
 def make_examples(work: Path, targets: int):
     from distill.replay import main as replay_main
@@ -110,11 +112,7 @@ def main(argv: list[str] | None = None) -> dict:
         + f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {len(examples)} examples of "
           f"{lengths[0]}–{lengths[-1]} tokens, batch {args.batch_size}, {args.steps} steps, tiny Qwen3 on the CPU. "
           f"Same batch, same weights: loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free.")
-    print(report["markdown"])
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return finish(report, args.json)
 
 
 if __name__ == "__main__":

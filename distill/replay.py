@@ -2,7 +2,7 @@
 student's deployment prompt, flag what a deployed student could not legitimately have done,
 and score the replay.
 
-    python distill/replay.py recipes/demo.yaml
+    python distill/replay.py recipes/tiny.yaml
 
 Flags (a candidate may carry several):
   malformed          unreadable or unknown actions, wrong argument types, over budget, no submission
@@ -244,11 +244,10 @@ def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     from hindsight.config import ConfigError
-    from hindsight.recipe import load_recipe
+    from hindsight.recipe import add_recipe_arguments, load_recipe
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe", type=Path)
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    add_recipe_arguments(parser)
     args = parser.parse_args(argv)
     try:
         path, summary = run_replay(load_recipe(args.recipe, args.overrides))

@@ -1,7 +1,7 @@
 """Demonstrations: per train target, the best flag-free replay scoring at least a threshold
 chosen on dev and frozen before any training.
 
-    python distill/select.py recipes/demo.yaml
+    python distill/select.py recipes/tiny.yaml
 
 The threshold keeps the top `keep_quantile` of dev's flag-free candidates; it is written to
 <out_dir>/selection.json the first time and reused after (frozen). The SFT set
@@ -94,11 +94,10 @@ def select(recipe, instances_path: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from hindsight.config import ConfigError
     from hindsight.data import materialise
-    from hindsight.recipe import load_recipe
+    from hindsight.recipe import add_recipe_arguments, load_recipe
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe", type=Path)
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    add_recipe_arguments(parser)
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.overrides)

@@ -1,6 +1,6 @@
 """Candidate trajectories from the privileged teacher.
 
-    python distill/teacher.py recipes/demo.yaml
+    python distill/teacher.py recipes/tiny.yaml
 
 For every train and dev target, K candidates (tasks "<instance>#<k>", seeds seed+k) run through
 the ordinary SearchEnv under the protocol, with the teacher's prompt: the deployment system
@@ -25,7 +25,7 @@ from hindsight.config import ConfigError  # noqa: E402
 from hindsight.corpus import Corpus  # noqa: E402
 from hindsight.data import load_benchmark  # noqa: E402
 from hindsight.provenance import git_commit, software_versions  # noqa: E402
-from hindsight.recipe import Recipe, load_recipe  # noqa: E402
+from hindsight.recipe import Recipe, add_recipe_arguments, load_recipe  # noqa: E402
 from hindsight.runner import run_episodes  # noqa: E402
 from hindsight.schema import Task  # noqa: E402
 from hindsight.search import make_backend  # noqa: E402
@@ -76,8 +76,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe", type=Path)
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    add_recipe_arguments(parser)
     args = parser.parse_args(argv)
     try:
         out = generate_candidates(load_recipe(args.recipe, args.overrides))

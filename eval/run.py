@@ -1,8 +1,8 @@
 """Run one policy over the evaluation split under a recipe's protocol, into runs/<name>/.
 
-    python eval/run.py recipes/demo.yaml --name base
-    python eval/run.py recipes/demo.yaml --name sft --adapter outputs/sft/adapter
-    python eval/run.py recipes/demo.yaml --name gpt --set policy.backend=litellm --set policy.model=openai/gpt-4.1
+    python eval/run.py recipes/tiny.yaml --name base
+    python eval/run.py recipes/tiny.yaml --name sft --adapter outputs/sft/adapter
+    python eval/run.py recipes/tiny.yaml --name gpt --set policy.backend=litellm --set policy.model=openai/gpt-4.1
 
 Resumable: run it again with the same name and it continues where it stopped.
 """
@@ -17,18 +17,17 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 
 from eval.evaluation import evaluate  # noqa: E402
 from hindsight.config import ConfigError  # noqa: E402
-from hindsight.recipe import load_recipe  # noqa: E402
+from hindsight.recipe import add_recipe_arguments, load_recipe  # noqa: E402
 from hindsight.runner import RunDirError  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe", type=Path)
+    add_recipe_arguments(parser)
     parser.add_argument("--name", required=True, help="the run's folder under the recipe's runs_dir")
     parser.add_argument("--adapter", help="a PEFT adapter to apply to the policy's model")
     parser.add_argument("--split", help="the split to evaluate (default: the recipe's data.split)")
     parser.add_argument("--limit", type=int, help="only the first N targets of the split")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.overrides)

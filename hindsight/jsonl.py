@@ -24,6 +24,28 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, object, str | None]]:
                 yield line_no, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 
+def read_keyed(path: str | Path, parse, key, error: type[Exception], what: str, torn_hint: str = "") -> dict:
+    """{key: record} from a JSONL file of `what`s; `parse(record, where)` validates one record.
+    Bad JSON, a record `parse` rejects (it raises ValueError) or a repeated key raises `error`
+    naming the file and line."""
+    records: dict = {}
+    first_line: dict = {}
+    for line_no, record, problem in read_jsonl(path):
+        where = f"{path}:{line_no}"
+        if problem:
+            raise error(f"{where}: {problem}{torn_hint}")
+        try:
+            parsed = parse(record, where)
+        except ValueError as exc:
+            raise error(str(exc)) from None
+        name = key(parsed)
+        if name in first_line:
+            raise error(f"{where}: a second {what} {name!r} (first at line {first_line[name]})")
+        first_line[name] = line_no
+        records[name] = parsed
+    return records
+
+
 def sha256_file(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

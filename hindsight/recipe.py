@@ -103,3 +103,10 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     sections = {name: from_mapping(cls, raw.get(name), f"{path}: {name}") for name, cls in SECTIONS.items()}
     return Recipe(path=str(path), runs_dir=str(raw.get("runs_dir", "runs")),
                   stages={name: raw[name] for name in STAGE_SECTIONS if name in raw}, **sections)
+
+
+def add_recipe_arguments(parser) -> None:
+    """The recipe path and `--set section.key=value`, shared by every stage's command line."""
+    parser.add_argument("recipe", type=Path, help="the experiment's YAML recipe")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override a recipe value (parsed as YAML); repeatable")

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from hindsight.jsonl import read_jsonl
-from hindsight.schema import Episode, SchemaError
+from hindsight.jsonl import read_keyed
+from hindsight.schema import Episode
 
 COMPARED_FIELDS = ("protocol_hash", "scorer_version", "instances.sha256")
 
@@ -46,22 +46,9 @@ class Run:
 
 
 def read_episodes(path: Path) -> dict[str, Episode]:
-    episodes: dict[str, Episode] = {}
-    first_line: dict[str, int] = {}
-    for line_no, record, error in read_jsonl(path):
-        where = f"{path}:{line_no}"
-        if error:
-            raise RunError(f"{where}: {error} (an interrupted run leaves a torn last line: resume it to repair)")
-        try:
-            episode = Episode.from_dict(record, where=where)
-        except SchemaError as exc:
-            raise RunError(str(exc)) from None
-        if episode.instance_id in first_line:
-            raise RunError(f"{where}: second episode for {episode.instance_id!r} "
-                           f"(first at line {first_line[episode.instance_id]})")
-        first_line[episode.instance_id] = line_no
-        episodes[episode.instance_id] = episode
-    return episodes
+    return read_keyed(path, lambda record, where: Episode.from_dict(record, where=where),
+                      lambda episode: episode.instance_id, RunError, "episode for",
+                      torn_hint=" (an interrupted run leaves a torn last line: resume it to repair)")
 
 
 def load_run(run_dir: str | Path) -> Run:

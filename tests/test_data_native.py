@@ -86,7 +86,7 @@ def test_splits_must_be_target_disjoint(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ("{oops", "instances.jsonl:2: not valid JSON"),
     (json.dumps({**record("i2"), "split": "test"}), r"instances.jsonl:2: field 'split'"),
-    (json.dumps(record("i1")), r"instances.jsonl:2: duplicate instance id 'i1' \(first at line 1\)"),
+    (json.dumps(record("i1")), r"instances.jsonl:2: a second instance id 'i1' \(first at line 1\)"),
     (json.dumps({**record("i2"), "labels": [{"id": "nope", "tier": "T1"}]}), r"instances.jsonl:2 labels\[0\]: field 'id'"),
 ])
 def test_bad_instance_lines_fail_with_file_line_and_reason(tmp_path, line, message):

@@ -23,7 +23,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 from hindsight.config import ConfigError  # noqa: E402
 from hindsight.jsonl import sha256_file  # noqa: E402
 from hindsight.provenance import git_commit, software_versions  # noqa: E402
-from hindsight.recipe import load_recipe  # noqa: E402
+from hindsight.recipe import add_recipe_arguments, load_recipe  # noqa: E402
 from train.config import TrainConfig  # noqa: E402
 from train.data import encode_rows, read_rows  # noqa: E402
 from train.masking import MaskingError  # noqa: E402
@@ -112,8 +112,7 @@ def train(recipe, cfg: TrainConfig) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe", type=Path)
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    add_recipe_arguments(parser)
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.overrides)

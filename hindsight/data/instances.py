@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindsight.jsonl import read_jsonl
-from hindsight.schema import Instance, SchemaError
+from hindsight.jsonl import read_keyed
+from hindsight.schema import Instance
 
 
 class InstanceError(ValueError):
@@ -16,20 +16,8 @@ def load_instances(path: str | Path) -> list[Instance]:
     path = Path(path)
     if not path.exists():
         raise InstanceError(f"{path}: no such instances file")
-    instances: list[Instance] = []
-    first_line: dict[str, int] = {}
-    for line_no, record, error in read_jsonl(path):
-        where = f"{path}:{line_no}"
-        if error:
-            raise InstanceError(f"{where}: {error}")
-        try:
-            instance = Instance.from_dict(record, where=where)
-        except SchemaError as exc:
-            raise InstanceError(str(exc)) from None
-        if instance.id in first_line:
-            raise InstanceError(f"{where}: duplicate instance id {instance.id!r} (first at line {first_line[instance.id]})")
-        first_line[instance.id] = line_no
-        instances.append(instance)
+    instances = read_keyed(path, lambda record, where: Instance.from_dict(record, where=where),
+                           lambda instance: instance.id, InstanceError, "instance id")
     if not instances:
         raise InstanceError(f"{path}: no instances")
-    return instances
+    return list(instances.values())

@@ -22,7 +22,7 @@ import bm25s
 
 from hindsight.corpus import Corpus
 from hindsight.schema import parse_date
-from hindsight.search.base import Hit, default_cache_dir, id_ranks, top_k_indices
+from hindsight.search.base import Hit, default_cache_dir, hits_at, id_ranks, top_k_indices
 from hindsight.search.text import ANALYZER_VERSION, analyze
 
 log = logging.getLogger(__name__)
@@ -80,11 +80,7 @@ class BM25Backend:
         if not token_ids or n_eligible == 0:
             return []
         scores = self.retriever.get_scores_from_ids(token_ids)[:n_eligible]
-        best = top_k_indices(scores, k, self.id_rank, positive_only=True)
-        papers = self.corpus.papers
-        return [Hit(id=papers[i].id, title=papers[i].title, date=papers[i].date,
-                    abstract=papers[i].abstract, score=float(scores[i]), rank=r)
-                for r, i in enumerate(best, start=1)]
+        return hits_at(self.corpus.papers, top_k_indices(scores, k, self.id_rank, positive_only=True), scores)
 
     def describe(self) -> dict:
         return {"backend": self.name, **self.params, "corpus_hash": self.corpus_hash}

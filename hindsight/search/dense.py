@@ -14,7 +14,7 @@ import numpy as np
 
 from hindsight.corpus import Corpus
 from hindsight.schema import parse_date
-from hindsight.search.base import Hit, default_cache_dir, id_ranks, top_k_indices
+from hindsight.search.base import Hit, default_cache_dir, hits_at, id_ranks, top_k_indices
 
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -66,11 +66,7 @@ class DenseBackend:
             return []
         query_vector = self.encoder.encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
         scores = np.asarray(self.embeddings[:n_eligible] @ query_vector.astype(np.float32))
-        best = top_k_indices(scores, k, self.id_rank, positive_only=False)
-        papers = self.corpus.papers
-        return [Hit(id=papers[i].id, title=papers[i].title, date=papers[i].date,
-                    abstract=papers[i].abstract, score=float(scores[i]), rank=r)
-                for r, i in enumerate(best, start=1)]
+        return hits_at(self.corpus.papers, top_k_indices(scores, k, self.id_rank, positive_only=False), scores)
 
     def describe(self) -> dict:
         return {"backend": self.name, "model": self.model_name, "corpus_hash": self.corpus_hash}
