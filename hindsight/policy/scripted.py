@@ -14,8 +14,11 @@ class BM25OneShot:
 
     name = "bm25-oneshot"
 
-    def __init__(self, max_query_words: int = 64, k: int = 10):
-        self.max_query_words, self.k = max_query_words, k
+    def __init__(self, max_query_words: int = 64, k: int = 10, first_sentence: bool = False,
+                 rationale: str | None = "top lexical match for the brief"):
+        """`first_sentence` searches only the brief's first sentence; `rationale=None` submits ids alone
+        (the demo's naive demonstrations, short enough for a tiny model to learn)."""
+        self.max_query_words, self.k, self.first_sentence, self.rationale = max_query_words, k, first_sentence, rationale
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         return [self._turn(conv) for conv in batch]
@@ -23,17 +26,21 @@ class BM25OneShot:
     def _turn(self, conv: Conversation) -> Turn:
         results = [m for m in conv.messages if m["role"] == "tool"]
         if not results:
-            query = " ".join(brief_from_messages(conv.messages).split()[: self.max_query_words])
+            brief = brief_from_messages(conv.messages)
+            if self.first_sentence:
+                brief = brief.split(". ")[0].rstrip(".")
+            query = " ".join(brief.split()[: self.max_query_words])
             return Turn(calls=[ToolCall("search_papers", {"query": query, "limit": self.k})])
         try:
-            papers = [{"id": hit["id"], "rationale": "top lexical match for the brief"}
+            papers = [{"id": hit["id"], **({"rationale": self.rationale} if self.rationale else {})}
                       for hit in json.loads(results[-1]["content"]).get("results", [])]
         except (json.JSONDecodeError, KeyError):
             papers = []
         return Turn(calls=[ToolCall("submit_answer", {"papers": papers[: self.k]})])
 
     def describe(self) -> dict:
-        return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k}
+        return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k,
+                "first_sentence": self.first_sentence, "rationale": self.rationale}
 
 
 class ReplayPolicy:

@@ -1,0 +1,24 @@
+"""Naive demonstrations: the action format without hindsight."""
+
+import json
+
+from distill.audit import audit_file
+from distill.naive import main as naive_main
+from hindsight.data import load_instances, materialise
+
+
+def test_naive_demonstrations_search_the_first_sentence_and_pass_the_audit(tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": {"k": 5, "budget": 6},
+                                  "distill": {"out_dir": str(tmp_path / "out")}}))
+    assert naive_main([str(recipe)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "out" / "naive_sft.jsonl").read_text().splitlines()]
+    instances = load_instances(materialise("world") / "instances.jsonl")
+    assert len(rows) == sum(inst.split == "train" for inst in instances)
+    first = rows[0]["messages"]
+    brief = first[1]["content"].split("Research brief:\n", 1)[1]
+    search = first[2]["tool_calls"][0]["function"]["arguments"]
+    assert search == {"query": brief.split(". ")[0].rstrip("."), "limit": 5}
+    submit = first[-1]["tool_calls"][0]["function"]["arguments"]["papers"]
+    assert 0 < len(submit) <= 5 and all(set(p) == {"id"} for p in submit)
+    assert audit_file(tmp_path / "out" / "naive_sft.jsonl", instances) == []
