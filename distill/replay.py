@@ -35,7 +35,7 @@ from distill.config import DistillConfig  # noqa: E402
 from hindsight.env import SearchEnv  # noqa: E402
 from hindsight.ids import normalize_arxiv_id  # noqa: E402
 from hindsight.metrics import score_episode  # noqa: E402
-from hindsight.prompts import initial_messages  # noqa: E402
+from hindsight.prompts import initial_messages, prompt_texts  # noqa: E402
 from hindsight.protocol import ProtocolConfig  # noqa: E402
 from hindsight.schema import Episode, Instance  # noqa: E402
 
@@ -133,7 +133,7 @@ class Validator:
         result = Replay(candidate_id=candidate.instance_id, instance_id=instance.id, split=instance.split)
         actions = candidate_actions(candidate, result)
         task = instance.task()
-        env = SearchEnv(task, self.backend, self.config)
+        env = SearchEnv(task, self.backend, self.config, prompt_texts(self.config.read_paper))
         messages = initial_messages(task, self.config.read_paper)
         for i, (tool, arguments) in enumerate(actions):
             if env.done:
