@@ -24,7 +24,6 @@ from hindsight.protocol import tool_schemas  # noqa: E402
 from hindsight.recipe import add_recipe_arguments, load_recipe  # noqa: E402
 from hindsight.runner import run_episodes  # noqa: E402
 from hindsight.runs import read_episodes  # noqa: E402
-from hindsight.search import make_backend  # noqa: E402
 
 
 def naive_demonstrations(recipe, progress: bool = True) -> Path:
@@ -34,7 +33,7 @@ def naive_demonstrations(recipe, progress: bool = True) -> Path:
     out = Path(cfg.out_dir)
     policy = BM25OneShot(max_query_words=recipe.protocol.max_query_words, k=recipe.protocol.k,
                          first_sentence=True, rationale=None)
-    run_episodes(policy, tasks, make_backend(recipe.search.backend, corpus), recipe.protocol, out / "naive",
+    run_episodes(policy, tasks, recipe.search.build(corpus), recipe.protocol, out / "naive",
                  batch_size=256, progress=progress)
     tools = tool_schemas(recipe.protocol)
     with open(out / "naive_sft.jsonl", "w", encoding="utf-8") as handle:

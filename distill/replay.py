@@ -217,7 +217,6 @@ def flag_summary(replays: list[Replay]) -> dict:
 def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
     from hindsight.data import load_benchmark
     from hindsight.runs import read_episodes
-    from hindsight.search import make_backend
 
     from distill.prompts import private_block
     from distill.teacher import corpus_idf
@@ -229,8 +228,7 @@ def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
     idf = corpus_idf(corpus)
     private = {iid: private_block(by_id[iid], idf, cfg.private_max, cfg.abstract_chars)
                for iid in {c.instance_id.rpartition("#")[0] for c in candidates}}
-    backend = make_backend(recipe.search.backend, corpus,
-                           **({"cache_dir": recipe.search.cache_dir} if recipe.search.cache_dir else {}))
+    backend = recipe.search.build(corpus)
     validator = Validator(backend, recipe.protocol, corpus, cfg, private)
     start = time.perf_counter()
     replays = validate_all(candidates, by_id, validator)

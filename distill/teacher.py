@@ -28,7 +28,6 @@ from hindsight.provenance import git_commit, software_versions  # noqa: E402
 from hindsight.recipe import Recipe, add_recipe_arguments, load_recipe  # noqa: E402
 from hindsight.runner import run_episodes  # noqa: E402
 from hindsight.schema import Task  # noqa: E402
-from hindsight.search import make_backend  # noqa: E402
 from hindsight.search.text import analyze  # noqa: E402
 
 
@@ -63,7 +62,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True) -> Path:
         instance = chosen[task.instance_id.rpartition("#")[0]]
         return teacher_messages(task, instance, idf, cfg.private_max, cfg.abstract_chars, recipe.protocol.read_paper)
 
-    backend = make_backend(recipe.search.backend, corpus, **({"cache_dir": recipe.search.cache_dir} if recipe.search.cache_dir else {}))
+    backend = recipe.search.build(corpus)
     out = Path(cfg.out_dir) / "candidates"
     manifest = {"stage": "distill/teacher", "recipe": recipe.to_dict(), "data_source": recipe.data.source,
                 "teacher_prompt": {"instructions": DEMONSTRATION_INSTRUCTIONS, "private_rules": PRIVATE_RULES},

@@ -12,7 +12,6 @@ from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import Recipe
 from hindsight.runner import run_episodes
-from hindsight.search import make_backend
 
 
 def select_instances(instances, split: str, limit: int | None):
@@ -37,8 +36,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     run_dir = Path(recipe.runs_dir) / name
     run_dir.mkdir(parents=True, exist_ok=True)
     digest = write_instances(run_dir / "instances.jsonl", chosen)
-    backend = make_backend(recipe.search.backend, corpus,
-                           **{k: v for k, v in (("model", recipe.search.model), ("cache_dir", recipe.search.cache_dir)) if v})
+    backend = recipe.search.build(corpus)
     policy = make_policy(recipe.policy, recipe.protocol, adapter=adapter)
     manifest = {"name": name, "recipe": recipe.to_dict(), "recipe_path": recipe.path, "adapter": adapter,
                 "scorer_version": SCORER_VERSION, "data_source": recipe.data.source,

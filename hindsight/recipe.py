@@ -35,6 +35,15 @@ class SearchConfig:
     model: str | None = None         # the dense model (default: the bundled MiniLM)
     cache_dir: str | None = None     # where indexes live (default: $HINDSIGHT_CACHE)
 
+    def build(self, corpus):
+        """The search backend every stage of a recipe uses: one place, so they cannot drift apart."""
+        from hindsight.search import make_backend
+
+        options = {"cache_dir": self.cache_dir} if self.cache_dir else {}
+        if self.model and self.backend in ("dense", "hybrid"):
+            options["model"] = self.model
+        return make_backend(self.backend, corpus, **options)
+
 
 @dataclass(frozen=True)
 class PolicyConfig:

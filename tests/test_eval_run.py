@@ -67,3 +67,11 @@ def test_eval_run_as_a_script_reports_bad_input(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "eval/run.py"), str(tmp_path / "missing.yaml"), "--name", "x"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "no such recipe" in result.stderr
+
+
+def test_every_stage_builds_the_same_search_backend_from_the_recipe(tmp_path, small_corpus):
+    from hindsight.recipe import SearchConfig
+
+    backend = SearchConfig(backend="bm25", model="ignored-for-bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus)
+    assert backend.index_dir.parent == tmp_path / "idx"
+    assert backend.describe() == SearchConfig(backend="bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus).describe()
