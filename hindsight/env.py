@@ -45,7 +45,7 @@ class SearchEnv:
         self.config = config or ProtocolConfig()
         self.prompts = dict(prompts or {})
         self.tools = tool_schemas(self.config)
-        self._tool_names = [t["function"]["name"] for t in self.tools]
+        self._parameters = {t["function"]["name"]: t["function"]["parameters"] for t in self.tools}
         self.steps: list[Step] = []
         self.submission: list[SubmittedPaper] = []
         self.status: str | None = None
@@ -106,8 +106,8 @@ class SearchEnv:
         return json.dumps({"error": message, "calls_left": self.calls_left})
 
     def _parse_args(self, tool: str, args: Any) -> dict:
-        if tool not in self._tool_names:
-            raise ToolArgumentError(f"unknown tool {tool!r}; available: {', '.join(self._tool_names)}")
+        if tool not in self._parameters:
+            raise ToolArgumentError(f"unknown tool {tool!r}; available: {', '.join(self._parameters)}")
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
@@ -115,7 +115,7 @@ class SearchEnv:
                 raise ToolArgumentError(f"arguments are not valid JSON ({exc.msg})") from None
         if not isinstance(args, dict):
             raise ToolArgumentError(f"arguments must be a JSON object, got {type(args).__name__}")
-        schema = next(t["function"]["parameters"] for t in self.tools if t["function"]["name"] == tool)
+        schema = self._parameters[tool]
         unknown = sorted(set(args) - set(schema["properties"]))
         if unknown:
             raise ToolArgumentError(f"{tool} got unexpected argument(s) {', '.join(unknown)}")
