@@ -4,10 +4,12 @@ name the section and key, never silently ignored."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from typing import Any, TypeVar
 
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 T = TypeVar("T")
 
 
@@ -29,6 +31,8 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         return value
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if annotation is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+        return float(value)  # YAML 1.1 reads 5e-6 (no dot) as a string
     if annotation in (int, float, str, bool):
         if isinstance(value, bool) and annotation is not bool or not isinstance(value, annotation):
             raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}")
