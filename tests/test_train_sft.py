@@ -90,3 +90,12 @@ def test_a_rank_vllm_cannot_serve_is_refused(tmp_path):
         TrainConfig.from_recipe(load_recipe(recipe))
     with pytest.raises(ConfigError, match="unknown key"):
         TrainConfig.from_recipe(load_recipe(write_recipe(tmp_path, tmp_path, epochz=1)))
+
+
+def test_a_base_model_that_is_neither_a_folder_nor_a_hub_id_is_named(tmp_path, capsys):
+    from train.sft import main as sft_main
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"train:\n  base_model: {tmp_path / 'outputs' / 'missing'}\n  lora: null\n")
+    assert sft_main([str(recipe)]) == 2
+    assert "is neither a model folder here nor a hub id" in capsys.readouterr().err

@@ -39,7 +39,11 @@ def data_path(cfg: TrainConfig, recipe) -> Path:
 def load_tokenizer(cfg: TrainConfig):
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(cfg.base_model, revision=cfg.revision)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(cfg.base_model, revision=cfg.revision)
+    except (OSError, ValueError) as exc:
+        raise FileNotFoundError(f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
+                                f"that could be loaded ({str(exc).splitlines()[0]})") from None
     if cfg.chat_template:
         tokenizer.chat_template = Path(cfg.chat_template).read_text()
     if tokenizer.pad_token is None:
