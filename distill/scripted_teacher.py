@@ -2,8 +2,11 @@
 short keyword queries of discriminative words (rare in the corpus, absent from the brief), and
 submits what its searches surfaced, ranked by word overlap with the private abstracts.
 
-It never copies a title or a phrase: a query is 2-3 single words in an order of its own, well
-under the n-gram length that flags private copying. Its K candidates differ by seed.
+Words are ranked by how many antecedents share them (weighted by tier) times their rarity in the
+corpus. The first query is the top words, the same for every candidate, so that targets which
+need the same mechanism get the same opening move; later queries sample from the top of the
+ranking and differ by seed. It never copies a title or a phrase: a query is 2-3 single words in
+an order of its own, well under the n-gram length that flags private copying.
 """
 
 from __future__ import annotations
@@ -47,19 +50,25 @@ class ScriptedTeacher:
         # candidate k of a target uses seed + k
         rng = random.Random(f"{conv.task.instance_id.rpartition('#')[0]}:{self.seed + candidate_index(conv.task.instance_id)}")
         brief_terms = set(analyze(brief_from_messages(conv.messages)))
-        ranked: dict[str, tuple[float, str]] = {}
+        # A word that recurs across the antecedents (weighted by tier) and is rare in the corpus
+        # names what they share: the mechanism.
+        support: dict[str, float] = {}
+        spelling: dict[str, str] = {}
         for tier, title, abstract in self._private(conv):
             weight = {"T3": 3.0, "T2": 2.0}.get(tier, 1.0)
+            seen = set()
             for word in re.findall(r"[A-Za-z][A-Za-z\-]{2,}", f"{title} {abstract}"):
                 terms = analyze(word)
-                if len(terms) != 1 or terms[0] in brief_terms:
+                if len(terms) != 1 or terms[0] in brief_terms or terms[0] in seen:
                     continue
-                score = weight * self.idf.get(terms[0], 0.0)
-                if score > ranked.get(terms[0], (0.0, ""))[0]:
-                    ranked[terms[0]] = (score, word.lower())
-        pool = [word for _, word in sorted(ranked.values(), reverse=True)[: self.queries * self.words_per_query * 2]]
-        queries = []
-        for _ in range(self.queries):
+                seen.add(terms[0])
+                support[terms[0]] = support.get(terms[0], 0.0) + weight
+                spelling.setdefault(terms[0], word.lower())
+        ranked = sorted(support, key=lambda term: (-support[term] * self.idf.get(term, 0.0), term))
+        pool = [spelling[term] for term in ranked[: self.queries * self.words_per_query * 2]]
+        # The first query is the most telling words, the same for every candidate; the rest explore.
+        queries = [" ".join(pool[: self.words_per_query])] if len(pool) >= 2 else []
+        for _ in range(self.queries - 1):
             if len(pool) < 2:
                 break
             words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
@@ -71,7 +80,7 @@ class ScriptedTeacher:
         plan = self.plans.setdefault(key, self._plan(conv))
         searches = sum(1 for m in conv.messages if m["role"] == "tool")
         if searches < len(plan):
-            return Turn(calls=[ToolCall("search_papers", {"query": plan[searches], "limit": 10})])
+            return Turn(calls=[ToolCall("search_papers", {"query": plan[searches]})])  # limit: the protocol's k
         return Turn(calls=[ToolCall("submit_answer", {"papers": self._ranked(conv)})])
 
     def _ranked(self, conv: Conversation) -> list[dict]:
@@ -87,4 +96,6 @@ class ScriptedTeacher:
                 overlap = sum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
                 seen.setdefault(hit["id"], overlap)
         best = sorted(seen, key=lambda pid: (-seen[pid], pid))[: self.submit]
-        return [{"id": pid, "rationale": "its method matches what the problem needs"} for pid in best]
+        # No rationale: a fixed sentence would carry no information and, ten times per
+        # demonstration, outweigh the queries in a student's loss.
+        return [{"id": pid} for pid in best]
