@@ -12,6 +12,7 @@ section.key=value` on any command line overrides a value (parsed as YAML).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -84,8 +85,11 @@ SECTIONS = {"data": DataConfig, "search": SearchConfig, "protocol": ProtocolConf
 def apply_overrides(raw: dict, overrides: list[str], where: str) -> dict:
     for item in overrides:
         key, sep, value = item.partition("=")
-        if not sep or "." not in key:
-            raise ConfigError(f"--set {item!r}: write section.key=value")
+        if not sep or ("." not in key and key != "runs_dir"):
+            raise ConfigError(f"--set {item!r}: write section.key=value (or runs_dir=PATH)")
+        if key == "runs_dir":
+            raw["runs_dir"] = value
+            continue
         section, name = key.split(".", 1)
         raw.setdefault(section, {})
         if not isinstance(raw[section], dict):
@@ -119,3 +123,35 @@ def add_recipe_arguments(parser) -> None:
     parser.add_argument("recipe", type=Path, help="the experiment's YAML recipe")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a recipe value (parsed as YAML); repeatable")
+
+
+def recipe_value(recipe: Recipe, dotted: str):
+    """A value the recipe states, by `section.key` (for shell scripts: Slurm, the demo)."""
+    value = recipe.to_dict()
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise ConfigError(f"{recipe.path}: {dotted} is not set in the recipe")
+        value = value[part]
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m hindsight.recipe RECIPE --get SECTION.KEY [--set ...]: print one recipe value."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m hindsight.recipe", description=main.__doc__)
+    add_recipe_arguments(parser)
+    parser.add_argument("--get", required=True, metavar="SECTION.KEY")
+    args = parser.parse_args(argv)
+    try:
+        value = recipe_value(load_recipe(args.recipe, args.overrides), args.get)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(value if isinstance(value, str) else json.dumps(value))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
