@@ -39,7 +39,7 @@ def test_sampling_is_seedable(tiny_model):
 
 
 def test_a_prompt_past_the_context_is_an_overflow_not_a_crash(tiny_model):
-    policy = HFPolicy(str(tiny_model), max_new_tokens=8, max_context=300)
+    policy = HFPolicy(str(tiny_model), max_new_tokens=8, max_context=64)
     turns = policy.act(conversations(1), TOOLS)
     assert turns[0].failure.startswith("context_overflow")
 

@@ -2,7 +2,13 @@
 
 Used by the tests and the embedded demo: nothing is downloaded. The chat template writes tool
 calls the way Qwen models do (`<tool_call>{"name": …, "arguments": …}</tool_call>`), so the same
-parser serves the tiny model and real Qwen students.
+parser serves the tiny model and real Qwen students; it lists the tools by name and parameters
+only (a real template prints their JSON schemas), which keeps the demo's sequences short.
+
+For the demo, `id_tokens` gives the corpus's paper ids two tokens each, "2401." and "00017"
+(a byte-level BPE of this size would spend five or six on digits): a student of a million
+parameters then copies an id from a search result, as a large model does, instead of garbling
+ten digits. Both arms of a comparison share the tokenizer, so neither is favoured.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ CHAT_TEMPLATE = (
     "{% else %}{% set system = '' %}{% set rest = messages %}{% endif %}"
     "{% if system or tools %}<|im_start|>system\n{{ system }}"
     "{% if tools %}\n\n# Tools\nCall a function by writing <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call>.\n"
-    "<tools>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}</tools>{% endif %}<|im_end|>\n{% endif %}"
+    "{% for tool in tools %}- {{ tool.function.name }}({{ tool.function.parameters.properties | list | join(', ') }})\n"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endif %}"
     "{% for m in rest %}"
     "{% if m.role == 'user' %}<|im_start|>user\n{{ m.content }}<|im_end|>\n"
     "{% elif m.role == 'assistant' %}<|im_start|>assistant\n{% if m.content %}{{ m.content }}{% endif %}"
@@ -49,10 +56,20 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, *, special_tok
                                    bos_token=bos_token, chat_template=chat_template, padding_side="left")
 
 
+def id_pieces(ids: Iterable[str]) -> set[str]:
+    """"2401.00017" → {"2401.", "00017"}: an id's head (with its dot) and its tail."""
+    pieces = set()
+    for paper_id in ids:
+        head, dot, tail = paper_id.rpartition(".")
+        pieces.update([head + dot, tail] if head else [tail])
+    return pieces
+
+
 def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
                     heads: int = 4, kv_heads: int = 2, vocab_size: int = 2048, max_positions: int = 8192,
-                    seed: int = 0) -> Path:
-    """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path."""
+                    seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0) -> Path:
+    """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
+    With `copy_steps`, the model is first taught to copy from its context (`teach_copying`)."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
@@ -65,8 +82,12 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     protocol_text = [SEARCH_ONLY_SYSTEM, FULL_TOOL_SYSTEM, USER_TEMPLATE,
                      *(json.dumps(tool) for tool in tool_schemas(ProtocolConfig(read_paper=True))),
                      json.dumps({"name": "search_papers", "arguments": {"query": "graph attention", "limit": 10}}),
-                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001", "rationale": "r"}]}})]
+                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001", "rationale": "r"}]}}),
+                     json.dumps({"results": [{"id": "2401.00001", "title": "t", "date": "2024-01-01", "abstract": "a"}],
+                                 "calls_left": 1}),
+                     "<|im_start|>system\n<|im_start|>user\n<|im_start|>assistant\n"]
     tokenizer = train_tokenizer([*texts, *protocol_text * 20], vocab_size)
+    tokenizer.add_tokens(sorted(id_pieces(id_tokens)))
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
                          head_dim=hidden_size // heads, max_position_embeddings=max_positions,
@@ -77,9 +98,40 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     model = Qwen3ForCausalLM(config)
     model.generation_config.eos_token_id = config.eos_token_id
     model.generation_config.pad_token_id = config.pad_token_id
+    if copy_steps:
+        teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
+
+
+def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, length: int = 64, batch: int = 24,
+                  learning_rate: float = 2e-3, log_every: int = 50) -> list[float]:
+    """Train on random token strings shown twice, with the loss on the repeat: the cheapest way
+    to give a from-scratch model the induction heads every pretrained LLM has. Without them a
+    tiny student cannot copy a brief's words into a query or an id into a submission, and
+    fine-tuning on demonstrations teaches it one memorised answer instead (about 200 steps,
+    a minute on two cores, take copying accuracy from ~0 to ~99%). Knows nothing of any task."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    losses = []
+    for step in range(1, steps + 1):
+        tokens = torch.randint(first_ordinary, model.config.vocab_size, (batch, length), generator=generator)
+        sequence = torch.cat([tokens, tokens], dim=1)
+        labels = sequence.clone()
+        labels[:, : length + 1] = -100   # the first repeated token cannot be predicted
+        loss = model(input_ids=sequence, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        if log_every and step % log_every == 0:
+            print(f"copying {step}/{steps}: loss {loss.item():.3f}", flush=True)
+    model.eval()
+    return losses
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,10 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden-size", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--id-tokens", action="store_true", help="two tokens per paper id of the corpus")
+    parser.add_argument("--copy-steps", type=int, default=0, help="first teach the model to copy (see teach_copying)")
     args = parser.parse_args(argv)
     corpus, _, _ = load_benchmark(args.data)
     texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
-    path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed)
+    path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed,
+                           id_tokens=[p.id for p in corpus.papers] if args.id_tokens else (),
+                           copy_steps=args.copy_steps)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
