@@ -24,9 +24,9 @@ venv: $(VENV)/.installed
 test: venv
 	$(BIN)/python -m pytest -q
 
+# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; ~12 minutes on 2 cores).
 demo: venv
-	$(BIN)/python -m hindsight.search --corpus examples/mini_corpus.jsonl -k 5 \
-		--cutoff 2024-06-01 --cutoff 2025-01-01 "hindsight supervision for search agents"
+	PYTHON=$(BIN)/python bash scripts/demo.sh
 
 bench: venv
 	$(BIN)/python benchmarks/search.py --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The paper's Base-vs-SFT experiment in miniature, offline, on CPUs (`make demo`):
+#   bash scripts/demo.sh            # every stage, then the comparison table
+#   bash scripts/demo.sh base       # one stage: world base distill train eval compare
+# Every stage is the command a GPU user runs with their own recipe; the only demo-specific
+# stage is `base`, which makes a student that can act but knows nothing of the world:
+# a tiny Qwen3 with a tokenizer trained on the world's text, fully fine-tuned on naive
+# demonstrations (search the brief's first sentence, submit what comes back).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python}"
+RECIPE="${RECIPE:-recipes/demo.yaml}"
+read -r -a _recipe_sets <<< "${RECIPE_SETS:-}"   # a string: child processes inherit it
+SETS=()
+for item in "${_recipe_sets[@]}"; do SETS+=(--set "$item"); done
+BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
+BASE_LAYERS="${BASE_LAYERS:-4}"
+BASE_COPY_STEPS="${BASE_COPY_STEPS:-250}"  # learning to copy from context (see hindsight/models/tiny.py)
+BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
+export TOKENIZERS_PARALLELISM=false
+
+get() { "$PYTHON" -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get "$1"; }
+say() { printf '\n== %s [%s]\n' "$1" "$(date +%T)"; }
+
+stage_world() {
+  say "world: the synthetic literature and its train/dev/eval targets"
+  "$PYTHON" -m hindsight.data "$(get data.source)"
+}
+
+stage_base() {
+  local model dir
+  model="$(get train.base_model)"; dir="$(dirname "$model")"
+  # train/sft.py writes a fully fine-tuned model to <output_dir>/model
+  [[ "$(basename "$model")" == model ]] || { echo "train.base_model must end in /model, got $model" >&2; exit 2; }
+  say "base: tiny Qwen3 → naive demonstrations → full fine-tuning → $model"
+  "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
+    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS"
+  "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
+    --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
+    --set "train.epochs=$BASE_EPOCHS"
+}
+
+stage_distill() {
+  say "distill: scripted privileged teacher → replay validation → dev-frozen selection"
+  "$PYTHON" distill/teacher.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" distill/replay.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" distill/select.py "$RECIPE" "${SETS[@]}"
+}
+
+stage_train() {
+  say "train: hindsight LoRA SFT of the base on the selected demonstrations"
+  "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}"
+}
+
+stage_eval() {
+  say "eval: base and base+LoRA on the held-out eval split, one protocol"
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name base
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --adapter "$(get train.output_dir)/adapter"
+}
+
+stage_compare() {
+  local runs
+  runs="$(get runs_dir)"
+  say "compare: the exposure → selection → ranking funnel, paired bootstrap intervals"
+  "$PYTHON" eval/compare.py base sft --runs-dir "$runs" --plots "$runs/plots" \
+    --markdown "$runs/comparison.md" --json "$runs/comparison.json"
+}
+
+STAGES=(world base distill train eval compare)
+if [[ $# -gt 0 ]]; then STAGES=("$@"); fi
+start=$SECONDS
+for stage in "${STAGES[@]}"; do
+  declare -F "stage_$stage" > /dev/null || { echo "unknown stage $stage; stages: world base distill train eval compare" >&2; exit 2; }
+  t0=$SECONDS
+  "stage_$stage"
+  echo "-- $stage took $((SECONDS - t0)) s"
+done
+echo
+echo "demo finished in $((SECONDS - start)) s; artefacts:"
+echo "  base student     $(get train.base_model)"
+echo "  distillation     $(get distill.out_dir)   (candidates/, replays.jsonl, selection.json, sft.jsonl)"
+echo "  LoRA adapter     $(get train.output_dir)/adapter   (train_manifest.json beside it)"
+echo "  runs and report  $(get runs_dir)   (base/, sft/, comparison.md, comparison.json, plots/)"
