@@ -2,10 +2,8 @@
 
 Every target ends with exactly one record in `episodes.jsonl`, written whole and fsync'ed as
 soon as its episode ends. A restart skips the targets already recorded and cuts off a torn last
-line, so an interrupted run resumes where it stopped. For batched backends (transformers, vLLM,
-scripted) the live episodes of a batch advance together: each turn is one `policy.act` call over
-the whole batch. A policy with `episode_streams = N` (litellm: its concurrency) instead gets N
-threads that each run one episode to its end, so no episode waits for the slowest of a turn.
+line, so an interrupted run resumes where it stopped. Live episodes advance together: each turn
+is one `policy.act` call over the whole batch, which is what makes batched backends fast.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,76 +113,6 @@ def _record(live: Live, policy: Policy) -> Episode:
     return episode
 
 
-class _Sink:
-    """Writes finished episodes one whole record at a time (from any thread) and keeps the bar."""
-
-    def __init__(self, handle, bar, policy: Policy):
-        self.handle, self.bar, self.policy = handle, bar, policy
-        self.lock = threading.Lock()
-        self.finished = self.calls = 0
-        self.cost = 0.0
-
-    def finish(self, live: Live) -> None:
-        episode = _record(live, self.policy)
-        with self.lock:
-            _append(self.handle, episode)
-            self.finished += 1
-            self.calls += episode.calls
-            self.cost += episode.cost_usd or 0.0
-            self.bar.update(1)
-            self.bar.set_postfix(calls_per_ep=f"{self.calls / self.finished:.1f}", cost=f"${self.cost:.2f}",
-                                 refresh=False)
-
-
-def _act(policy: Policy, live: list[Live]) -> list[Turn]:
-    try:
-        return policy.act([item.conversation for item in live], live[0].env.tools)
-    except Exception as exc:  # a policy crash ends these episodes as errors, never silently
-        return [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
-
-
-def _run_batches(policy, pending, start_live, config, sink: _Sink, batch_size: int) -> None:
-    """Batched backends: the live episodes of a batch advance together, one act() per turn."""
-    for start in range(0, len(pending), batch_size):
-        live = [start_live(task) for task in pending[start:start + batch_size]]
-        while live:
-            for item, turn in zip(live, _act(policy, live)):
-                _apply(item, turn, config.max_malformed)
-                if item.status is not None:
-                    sink.finish(item)
-            live = [item for item in live if item.status is None]
-
-
-def _run_streams(policy, pending, start_live, config, sink: _Sink, streams: int) -> None:
-    """Request-bound backends (APIs): each of `streams` threads runs one episode at a time to its
-    end, so a slow reply holds up only its own episode instead of a whole turn of the batch."""
-    queue = iter(pending)
-    take = threading.Lock()
-    crashed: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            while not crashed:
-                with take:
-                    task = next(queue, None)
-                if task is None:
-                    return
-                live = start_live(task)
-                while live.status is None:
-                    _apply(live, _act(policy, [live])[0], config.max_malformed)
-                sink.finish(live)
-        except BaseException as exc:  # re-raised in the caller's thread; the others stop taking work
-            crashed.append(exc)
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(streams, len(pending)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if crashed:
-        raise crashed[0]
-
-
 def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, config: ProtocolConfig,
                  run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True,
                  first_messages=None) -> dict:
@@ -213,17 +140,31 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     pending = [task for task in tasks if task.instance_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    finished = calls = 0
+    cost = 0.0
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
                disable=not progress)
-    start_live = lambda task: Live(env=SearchEnv(task, backend, config, prompts),  # noqa: E731
-                                   conversation=Conversation(task, first_messages(task)))
     with open(episodes_path, "a", encoding="utf-8") as handle:
-        sink = _Sink(handle, bar, policy)
-        streams = getattr(policy, "episode_streams", 1)
-        if streams > 1:
-            _run_streams(policy, pending, start_live, config, sink, streams)
-        else:
-            _run_batches(policy, pending, start_live, config, sink, batch_size)
+        for start in range(0, len(pending), batch_size):
+            live = [Live(env=SearchEnv(task, backend, config, prompts),
+                         conversation=Conversation(task, first_messages(task)))
+                    for task in pending[start:start + batch_size]]
+            while live:
+                try:
+                    turns = policy.act([item.conversation for item in live], live[0].env.tools)
+                except Exception as exc:  # a policy crash ends these episodes as errors, never silently
+                    turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
+                for item, turn in zip(live, turns):
+                    _apply(item, turn, config.max_malformed)
+                    if item.status is not None:
+                        episode = _record(item, policy)
+                        _append(handle, episode)
+                        finished += 1
+                        calls += episode.calls
+                        cost += episode.cost_usd or 0.0
+                        bar.update(1)
+                        bar.set_postfix(calls_per_ep=f"{calls / finished:.1f}", cost=f"${cost:.2f}")
+                live = [item for item in live if item.status is None]
     bar.close()
     manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -34,9 +34,8 @@ def records(run_dir):
 class Scripted:
     """A policy defined by a function of (conversation, turn number)."""
 
-    def __init__(self, name, step, streams=1):
+    def __init__(self, name, step):
         self.name, self.step, self.turns = name, step, {}
-        self.episode_streams = streams
 
     def act(self, batch, tools):
         out = []
@@ -62,9 +61,8 @@ def search(query="graph"):
     ("crashing", lambda conv, n: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), "error"),
     ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
 ])
-@pytest.mark.parametrize("streams", [1, 4], ids=["batched", "streams"])
-def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status, streams):
-    manifest = run_episodes(Scripted(name, step, streams), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
+def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status):
+    manifest = run_episodes(Scripted(name, step), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
                             batch_size=5, progress=False)
     rows = records(tmp_path / name)
     assert sorted(r["instance_id"] for r in rows) == sorted(t.instance_id for t in TASKS)
@@ -133,31 +131,3 @@ def test_replay_policy_plays_back_actions_and_ends_malformed_when_they_run_out(b
     by_id = {r["instance_id"]: r for r in records(tmp_path / "r")}
     assert by_id["t0"]["status"] == "submitted"
     assert by_id["t1"]["status"] == "malformed" and by_id["t1"]["calls"] == 1 + 3
-
-
-class StreamedOneShot(BM25OneShot):
-    """BM25OneShot run the way API policies are: episodes side by side, one request each."""
-    episode_streams = 3
-
-
-def test_streamed_episodes_equal_batched_ones_and_resume_after_a_kill(backend, tmp_path):
-    config = ProtocolConfig(budget=8)
-    run_episodes(BM25OneShot(), TASKS, backend, config, tmp_path / "batched", batch_size=4, progress=False)
-    policy = StreamedOneShot()
-    real_act, calls = policy.act, {"n": 0}
-
-    def dying_act(batch, tools):
-        assert len(batch) == 1
-        calls["n"] += 1
-        if calls["n"] == 9:
-            raise Interrupt()
-        return real_act(batch, tools)
-
-    policy.act = dying_act
-    with pytest.raises(Interrupt):
-        run_episodes(policy, TASKS, backend, config, tmp_path / "streamed", progress=False)
-    assert 0 < len(records(tmp_path / "streamed")) < len(TASKS)
-    run_episodes(StreamedOneShot(), TASKS, backend, config, tmp_path / "streamed", progress=False)
-    rows = records(tmp_path / "streamed")
-    assert len(rows) == len(TASKS)
-    assert strip_timing(rows) == strip_timing(records(tmp_path / "batched"))

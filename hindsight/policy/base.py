@@ -33,8 +33,6 @@ class Turn:
 @runtime_checkable
 class Policy(Protocol):
     name: str
-    # Optional `episode_streams: int`: when above 1, the runner runs that many episodes side by
-    # side, each calling act() with a batch of one (request-bound API backends).
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         """One turn per conversation, in order."""

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import random
-import threading
 from pathlib import Path
 
 from hindsight.policy.base import Conversation, Turn, candidate_index
@@ -50,7 +49,7 @@ class ResponseCache:
             return
         path = self.directory / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        staging = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
+        staging = path.with_suffix(f".{os.getpid()}.tmp")
         staging.write_text(json.dumps(value))
         staging.replace(path)
 
@@ -116,7 +115,6 @@ class LiteLLMPolicy:
         self.model, self.api_base = model, api_base
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.concurrency = concurrency
-        self.episode_streams = concurrency  # the runner runs this many episodes side by side
         self.extra = dict(extra or {})
         self.completer = Completer(api_key=api_key, max_retries=max_retries, backoff_s=backoff_s,
                                    timeout_s=timeout_s, cache_dir=cache_dir, use_cache=use_cache)
