@@ -163,7 +163,7 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
                         calls += episode.calls
                         cost += episode.cost_usd or 0.0
                         bar.update(1)
-                        bar.set_postfix(calls_per_ep=f"{calls / finished:.1f}", cost=f"${cost:.2f}")
+                        bar.set_postfix(calls_per_ep=f"{calls / finished:.1f}", cost=f"${cost:.2f}", refresh=False)
                 live = [item for item in live if item.status is None]
     bar.close()
     manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
