@@ -5,10 +5,10 @@ calls the way Qwen models do (`<tool_call>{"name": …, "arguments": …}</tool_
 parser serves the tiny model and real Qwen students; it lists the tools by name and parameters
 only (a real template prints their JSON schemas), which keeps the demo's sequences short.
 
-For the demo, `id_tokens` gives the corpus's paper ids two tokens each, "2401." and "00017"
-(a byte-level BPE of this size would spend five or six on digits): a student of a million
-parameters then copies an id from a search result, as a large model does, instead of garbling
-ten digits. Both arms of a comparison share the tokenizer, so neither is favoured.
+For the demo, `id_tokens` gives the corpus's paper ids two tokens each, "2401." and "00017",
+where a byte-level BPE of this size spends five or six on digits: copying an id becomes two
+tokens to get right instead of ten (the demo's student still rarely picks a returned id; see
+the README). Both arms of a comparison share the tokenizer, so neither is favoured.
 """
 
 from __future__ import annotations
