@@ -12,7 +12,7 @@
 # Variables (defaults in brackets): RECIPE [recipes/qwen_lora.yaml]; RECIPE_SETS, extra
 # "section.key=value" overrides, space-separated; SHARDS [8]; NODES [1] and GPUS_PER_NODE [8]
 # for training; EVAL_GPUS [1]; CPUS_PER_TASK [8]; PARTITION, ACCOUNT, QOS [cluster default]; TIME_DISTILL [4:00:00],
-# TIME_SELECT [1:00:00], TIME_TRAIN [12:00:00], TIME_EVAL [6:00:00]; CPU_ONLY [0]; DEMO_BASE [0];
+# TIME_SELECT [1:00:00], TIME_TRAIN [12:00:00], TIME_EVAL [6:00:00], TIME_BASE [1:00:00]; CPU_ONLY [0]; DEMO_BASE [0];
 # VENV [.venv if present]; LOG_DIR [slurm/logs]. The job ids go to $LOG_DIR/pipeline-<time>.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ after() { local ids=("$@"); [[ ${#ids[@]} -gt 0 ]] && echo "--dependency=afterok
 
 first=()
 if [[ "$DEMO_BASE" == 1 ]]; then
-  base=$(sbatch "${common[@]}" --time="${TIME_SELECT:-1:00:00}" slurm/base.sbatch)
+  base=$(sbatch "${common[@]}" --time="${TIME_BASE:-1:00:00}" slurm/base.sbatch)
   first=("$base")
 fi
 distill=$(sbatch "${common[@]}" $(after "${first[@]}") --array="0-$((SHARDS - 1))" \
