@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from hindsight.data.loader import load_benchmark, materialise
+from hindsight.data.loader import materialise
+from hindsight.data.native import load_native
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         folder = materialise(args.source)
-        corpus, instances, _ = load_benchmark(args.source)
+        corpus, instances, _ = load_native(folder)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
