@@ -78,3 +78,17 @@ def test_an_adapter_that_changes_nothing_is_refused(tiny_model, tmp_path):
     trained = make_adapter(tiny_model, tmp_path / "trained", trained=True)
     policy = HFPolicy(str(tiny_model), adapter=str(trained), max_new_tokens=4)
     assert policy.adapter_logit_change > 1e-3 and policy.describe()["adapter"] == str(trained)
+
+
+def test_a_run_is_not_resumed_with_an_adapter_retrained_in_place(tiny_model, tmp_path):
+    from hindsight.runner import RunDirError
+
+    backend = BM25Backend(Corpus(random_papers(100)))
+    tasks = [conv.task for conv in conversations(2)]
+    adapter = make_adapter(tiny_model, tmp_path / "adapter", trained=True)
+    policy = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
+    run_episodes(policy, tasks[:1], backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)
+    make_adapter(tiny_model, adapter, trained=True)   # same path, new weights
+    retrained = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
+    with pytest.raises(RunDirError, match="another policy"):
+        run_episodes(retrained, tasks, backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
+from hindsight.provenance import folder_fingerprint
 
 PROBE = [{"role": "system", "content": "You search for papers."},
          {"role": "user", "content": "Research brief:\nWe want faster graph attention. Which papers help?"}]
@@ -65,7 +66,10 @@ class HFPolicy:
     def describe(self) -> dict:
         return {"backend": self.name, "model": self.model_id, "revision": self.revision, "adapter": self.adapter,
                 "temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens,
-                "seed": self.seed, "enable_thinking": self.enable_thinking}
+                "seed": self.seed, "enable_thinking": self.enable_thinking,
+                # a local folder retrained in place keeps its name: these tell the runs apart
+                "model_fingerprint": folder_fingerprint(self.model_id),
+                "adapter_fingerprint": folder_fingerprint(self.adapter)}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         import torch
