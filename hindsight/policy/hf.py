@@ -35,6 +35,16 @@ def check_adapter_changes_logits(model, tokenizer, adapter: str, tools: list[dic
     return change
 
 
+def describe_weights_policy(policy) -> dict:
+    """The manifest's account of a policy that runs model weights itself (hf, vllm)."""
+    return {"backend": policy.name, "model": policy.model_id, "revision": policy.revision, "adapter": policy.adapter,
+            "temperature": policy.temperature, "top_p": policy.top_p, "max_new_tokens": policy.max_new_tokens,
+            "seed": policy.seed, "enable_thinking": policy.enable_thinking,
+            # a local folder retrained in place keeps its name: these tell the runs apart
+            "model_fingerprint": folder_fingerprint(policy.model_id),
+            "adapter_fingerprint": folder_fingerprint(policy.adapter)}
+
+
 class HFPolicy:
     name = "hf"
 
@@ -64,12 +74,7 @@ class HFPolicy:
         self.turns = 0
 
     def describe(self) -> dict:
-        return {"backend": self.name, "model": self.model_id, "revision": self.revision, "adapter": self.adapter,
-                "temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens,
-                "seed": self.seed, "enable_thinking": self.enable_thinking,
-                # a local folder retrained in place keeps its name: these tell the runs apart
-                "model_fingerprint": folder_fingerprint(self.model_id),
-                "adapter_fingerprint": folder_fingerprint(self.adapter)}
+        return describe_weights_policy(self)
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         import torch

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
-from hindsight.policy.hf import PROBE, AdapterError
-from hindsight.provenance import folder_fingerprint
+from hindsight.policy.hf import PROBE, AdapterError, describe_weights_policy
 
 ADAPTER_NAME = "hindsight-adapter"
 
@@ -37,12 +36,7 @@ class VLLMPolicy:
         self.turns = 0
 
     def describe(self) -> dict:
-        return {"backend": self.name, "model": self.model_id, "revision": self.revision, "adapter": self.adapter,
-                "temperature": self.temperature, "top_p": self.top_p, "max_new_tokens": self.max_new_tokens,
-                "seed": self.seed, "enable_thinking": self.enable_thinking,
-                # a local folder retrained in place keeps its name: these tell the runs apart
-                "model_fingerprint": folder_fingerprint(self.model_id),
-                "adapter_fingerprint": folder_fingerprint(self.adapter)}
+        return describe_weights_policy(self)
 
     # -- request building (no GPU needed) ------------------------------------------------------
 
