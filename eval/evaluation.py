@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from hindsight.data import load_benchmark
@@ -29,8 +30,33 @@ def write_instances(path: Path, instances) -> str:
     return sha256_file(path)
 
 
+def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | None]:
+    """(model, adapter) for what train/sft.py left in `folder`: a LoRA adapter for `policy_model`,
+    or a fully fine-tuned model, as the folder's train_manifest.json says."""
+    manifest_path = Path(folder) / "train_manifest.json"
+    if not manifest_path.exists():
+        raise FileNotFoundError(f"{manifest_path} does not exist: --student takes the output_dir of train/sft.py")
+    manifest = json.loads(manifest_path.read_text())
+    output = Path(folder) / Path(manifest["output"]).name      # <output_dir>/adapter or <output_dir>/model
+    if not manifest["hyperparameters"].get("lora"):
+        return str(output), None
+    trained_on = manifest["base_model"]
+    if not _same_model(trained_on, policy_model):
+        raise ValueError(f"{manifest_path}: the adapter was trained on {trained_on}, but policy.model is "
+                         f"{policy_model}; set policy.model={trained_on}")
+    return policy_model, str(output)
+
+
+def _same_model(a: str, b: str) -> bool:
+    return a == b or (Path(a).exists() and Path(b).exists() and Path(a).resolve() == Path(b).resolve())
+
+
 def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str | None = None,
-             limit: int | None = None, progress: bool = True) -> Path:
+             limit: int | None = None, progress: bool = True, student: str | None = None) -> Path:
+    """`student`: a train/sft.py output_dir, evaluated as what it holds (adapter or full model)."""
+    if student:
+        model, adapter = trained_student(student, recipe.policy.model)
+        recipe = replace(recipe, policy=replace(recipe.policy, model=model))
     corpus, instances, report = load_benchmark(recipe.data.source)
     chosen = select_instances(instances, split or recipe.data.split, limit)
     run_dir = Path(recipe.runs_dir) / name
@@ -39,6 +65,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     backend = recipe.search.build(corpus)
     policy = make_policy(recipe.policy, recipe.protocol, adapter=adapter)
     manifest = {"name": name, "recipe": recipe.to_dict(), "recipe_path": recipe.path, "adapter": adapter,
+                "student": student,
                 "scorer_version": SCORER_VERSION, "data_source": recipe.data.source,
                 "instances": {"path": "instances.jsonl", "sha256": digest, "split": split or recipe.data.split,
                               "count": len(chosen)},

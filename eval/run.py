@@ -2,6 +2,7 @@
 
     python eval/run.py recipes/tiny.yaml --name base
     python eval/run.py recipes/tiny.yaml --name sft --adapter outputs/sft/adapter
+    python eval/run.py recipes/tiny.yaml --name sft --student outputs/sft    # adapter or full model
     python eval/run.py recipes/tiny.yaml --name gpt --set policy.backend=litellm --set policy.model=openai/gpt-4.1
 
 Resumable: run it again with the same name and it continues where it stopped.
@@ -25,13 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_recipe_arguments(parser)
     parser.add_argument("--name", required=True, help="the run's folder under the recipe's runs_dir")
-    parser.add_argument("--adapter", help="a PEFT adapter to apply to the policy's model")
+    student = parser.add_mutually_exclusive_group()
+    student.add_argument("--adapter", help="a PEFT adapter to apply to the policy's model")
+    student.add_argument("--student", help="a train/sft.py output_dir: its adapter on policy.model, or its "
+                                           "fully fine-tuned model (train_manifest.json says which)")
     parser.add_argument("--split", help="the split to evaluate (default: the recipe's data.split)")
     parser.add_argument("--limit", type=int, help="only the first N targets of the split")
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.overrides)
-        run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit)
+        run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit,
+                           student=args.student)
     except (ConfigError, RunDirError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

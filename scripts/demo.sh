@@ -34,7 +34,7 @@ stage_base() {
   [[ "$(basename "$model")" == model ]] || { echo "train.base_model must end in /model, got $model" >&2; exit 2; }
   say "base: tiny Qwen3 → naive demonstrations → full fine-tuning → $model"
   "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
-    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS"
+    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS" --no-system-turn
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}"
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
@@ -49,14 +49,14 @@ stage_distill() {
 }
 
 stage_train() {
-  say "train: hindsight LoRA SFT of the base on the selected demonstrations"
+  say "train: hindsight SFT of the base on the selected demonstrations"
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}"
 }
 
 stage_eval() {
-  say "eval: base and base+LoRA on the held-out eval split, one protocol"
+  say "eval: base and the SFT student on the held-out eval split, one protocol"
   "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name base
-  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --adapter "$(get train.output_dir)/adapter"
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --student "$(get train.output_dir)"
 }
 
 stage_compare() {
@@ -80,5 +80,5 @@ echo
 echo "demo finished in $((SECONDS - start)) s; artefacts:"
 echo "  base student     $(get train.base_model)"
 echo "  distillation     $(get distill.out_dir)   (candidates/, replays.jsonl, selection.json, sft.jsonl)"
-echo "  LoRA adapter     $(get train.output_dir)/adapter   (train_manifest.json beside it)"
+echo "  SFT student      $(get train.output_dir)   (model/ or adapter/, train_manifest.json)"
 echo "  runs and report  $(get runs_dir)   (base/, sft/, comparison.md, comparison.json, plots/)"

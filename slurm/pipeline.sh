@@ -23,7 +23,7 @@ EVAL_GPUS="${EVAL_GPUS:-1}" DEMO_BASE="${DEMO_BASE:-0}" LOG_DIR="${LOG_DIR:-slur
 mkdir -p "$LOG_DIR"
 
 source slurm/common.sh > /dev/null     # the environment, to read the recipe here
-ADAPTER="$(python -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get train.output_dir)/adapter"
+STUDENT="$(python -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get train.output_dir)"   # what train.sbatch writes
 
 common=(--parsable --output="$LOG_DIR/%x-%j.out" --cpus-per-task="${CPUS_PER_TASK:-8}" ${PARTITION:+--partition="$PARTITION"}
         ${ACCOUNT:+--account="$ACCOUNT"} ${QOS:+--qos="$QOS"})
@@ -43,7 +43,7 @@ train=$(sbatch "${common[@]}" $(after "$select") --nodes="$NODES" $(gpus "$GPUS_
 eval_base=$(sbatch "${common[@]}" $(after "${first[@]}") $(gpus "$EVAL_GPUS") --time="${TIME_EVAL:-6:00:00}" \
   --job-name=hs-eval-base --export=ALL,RUN_NAME=base slurm/eval.sbatch)
 eval_sft=$(sbatch "${common[@]}" $(after "$train") $(gpus "$EVAL_GPUS") --time="${TIME_EVAL:-6:00:00}" \
-  --job-name=hs-eval-sft --export="ALL,RUN_NAME=sft,ADAPTER=$ADAPTER" slurm/eval.sbatch)
+  --job-name=hs-eval-sft --export="ALL,RUN_NAME=sft,STUDENT=$STUDENT" slurm/eval.sbatch)
 compare=$(sbatch "${common[@]}" $(after "$eval_base" "$eval_sft") --time=0:30:00 slurm/compare.sbatch)
 
 record="$LOG_DIR/pipeline-$(date +%Y%m%d-%H%M%S).json"

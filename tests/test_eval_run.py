@@ -75,3 +75,43 @@ def test_every_stage_builds_the_same_search_backend_from_the_recipe(tmp_path, sm
     backend = SearchConfig(backend="bm25", model="ignored-for-bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus)
     assert backend.index_dir.parent == tmp_path / "idx"
     assert backend.describe() == SearchConfig(backend="bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus).describe()
+
+
+def write_training_manifest(folder, lora: bool, base_model: str):
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    output = folder / ("adapter" if lora else "model")
+    (folder / "train_manifest.json").write_text(json.dumps({
+        "base_model": base_model, "output": f"somewhere/else/{output.name}",
+        "hyperparameters": {"lora": {"rank": 16} if lora else None}}))
+    return output
+
+
+def test_a_student_trained_with_lora_is_its_adapter_on_the_policy_model(tmp_path):
+    from eval.evaluation import trained_student
+
+    adapter = write_training_manifest(tmp_path / "sft", lora=True, base_model="Qwen/Qwen3-0.6B")
+    assert trained_student(tmp_path / "sft", "Qwen/Qwen3-0.6B") == ("Qwen/Qwen3-0.6B", str(adapter))
+
+
+def test_a_fully_fine_tuned_student_is_its_own_model(tmp_path):
+    from eval.evaluation import trained_student
+
+    model = write_training_manifest(tmp_path / "sft", lora=False, base_model="Qwen/Qwen3-0.6B")
+    assert trained_student(tmp_path / "sft", "Qwen/Qwen3-0.6B") == (str(model), None)
+
+
+def test_an_adapter_trained_on_another_base_is_refused(tmp_path):
+    from eval.evaluation import trained_student
+
+    write_training_manifest(tmp_path / "sft", lora=True, base_model="Qwen/Qwen3-8B")
+    with pytest.raises(ValueError, match="trained on Qwen/Qwen3-8B, but policy.model is Qwen/Qwen3-0.6B"):
+        trained_student(tmp_path / "sft", "Qwen/Qwen3-0.6B")
+
+
+def test_a_student_folder_without_a_training_manifest_is_named(tmp_path):
+    from eval.evaluation import trained_student
+
+    with pytest.raises(FileNotFoundError, match="train_manifest.json does not exist"):
+        trained_student(tmp_path / "nothing", "Qwen/Qwen3-0.6B")

@@ -1,8 +1,14 @@
-"""The demo's tiny student: paper ids as two tokens, and learning to copy before any task."""
+"""The demo's tiny student: paper ids as two tokens, a template without the system turn, and
+learning to copy before any task."""
+
+import datetime as dt
 
 import pytest
 
 from hindsight.models.tiny import build_tiny_qwen, id_pieces, teach_copying
+from hindsight.prompts import initial_messages
+from hindsight.protocol import ProtocolConfig, tool_schemas
+from hindsight.schema import Task
 from tests.helpers import random_papers
 
 pytestmark = pytest.mark.slow
@@ -43,3 +49,21 @@ def test_teaching_to_copy_makes_a_random_model_copy_unseen_strings(tmp_path):
     losses = teach_copying(model, first_ordinary=9, steps=300, length=32, batch=16, log_every=0)
     after = copy_accuracy()
     assert before < 0.05 and after > 0.9, (before, after, losses[-1])
+
+
+def test_without_the_system_turn_a_conversation_renders_the_same_turns_and_nothing_else(tmp_path):
+    from transformers import AutoTokenizer
+
+    texts = [p.title for p in random_papers(100, seed=5)]
+    with_system = AutoTokenizer.from_pretrained(build_tiny_qwen(tmp_path / "a", texts))
+    without = AutoTokenizer.from_pretrained(build_tiny_qwen(tmp_path / "b", texts, system_turn=False))
+    messages = initial_messages(Task("t", "Faster graph attention.", dt.date(2021, 1, 1))) + [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
+            "name": "search_papers", "arguments": {"query": "sparse attention"}}}]},
+        {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": '{"results": []}'}]
+    tools = tool_schemas(ProtocolConfig())
+    full = with_system.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+    short = without.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+    assert full.startswith("<|im_start|>system\n" + messages[0]["content"])
+    assert "<|im_start|>system" not in short and messages[0]["content"] not in short
+    assert full.endswith(short) and short.startswith("<|im_start|>user\nLiterature cutoff")

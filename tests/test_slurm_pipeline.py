@@ -66,13 +66,14 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
         assert (work / "distill" / "candidates" / "shards" / f"{index}-of-{SHARDS}" / "episodes.jsonl").exists()
     for name in ("replays.jsonl", "selection.json", "sft.jsonl"):
         assert (work / "distill" / name).exists(), name
-    assert (work / "sft" / "adapter" / "adapter_config.json").exists()
+    sft_manifest = json.loads((work / "sft" / "train_manifest.json").read_text())
+    assert (work / "sft" / Path(sft_manifest["output"]).name / "config.json").exists()    # a full model
+    assert sft_manifest["data"]["rows"] <= TARGETS_PER_SPLIT   # the overrides reached the jobs
     for run in ("base", "sft"):
         lines = (work / "runs" / run / "episodes.jsonl").read_text().splitlines()
         assert len(lines) == EVAL_LIMIT
+    assert json.loads((work / "runs" / "sft" / "manifest.json").read_text())["student"] == str(work / "sft")
     assert "nDCG@10" in (work / "runs" / "comparison.md").read_text()
-    sft_manifest = json.loads((work / "sft" / "train_manifest.json").read_text())
-    assert sft_manifest["data"]["rows"] <= TARGETS_PER_SPLIT   # the overrides reached the jobs
 
     # the merge: exactly one record per candidate, every target with all of its candidates
     merged = [json.loads(line)["instance_id"]

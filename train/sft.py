@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, MaskingError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    kind = "adapter" if manifest["hyperparameters"]["lora"] else "model"
     print(f"loss {manifest['first_loss']:.4f} → {manifest['final_loss']:.4f} over {manifest['steps']} steps\n"
-          f"adapter: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / 'train_manifest.json'}")
+          f"{kind}: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / 'train_manifest.json'}")
     return 0
 
 

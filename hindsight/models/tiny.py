@@ -20,13 +20,17 @@ from pathlib import Path
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
                   "<tool_response>", "</tool_response>", "<think>", "</think>"]
 
-CHAT_TEMPLATE = (
+_SPLIT_SYSTEM = (
     "{% if messages[0].role == 'system' %}{% set system = messages[0].content %}{% set rest = messages[1:] %}"
     "{% else %}{% set system = '' %}{% set rest = messages %}{% endif %}"
+)
+_SYSTEM_TURN = (
     "{% if system or tools %}<|im_start|>system\n{{ system }}"
     "{% if tools %}\n\n# Tools\nCall a function by writing <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call>.\n"
     "{% for tool in tools %}- {{ tool.function.name }}({{ tool.function.parameters.properties | list | join(', ') }})\n"
     "{% endfor %}{% endif %}<|im_end|>\n{% endif %}"
+)
+_TURNS = (
     "{% for m in rest %}"
     "{% if m.role == 'user' %}<|im_start|>user\n{{ m.content }}<|im_end|>\n"
     "{% elif m.role == 'assistant' %}<|im_start|>assistant\n{% if m.content %}{{ m.content }}{% endif %}"
@@ -37,6 +41,10 @@ CHAT_TEMPLATE = (
     "{% endif %}{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+CHAT_TEMPLATE = _SPLIT_SYSTEM + _SYSTEM_TURN + _TURNS
+# For a model that has never learned to read instructions: the system turn (instructions and
+# tool listing, the same in every conversation) is left out. See build_tiny_qwen.
+CHAT_TEMPLATE_WITHOUT_SYSTEM = _SPLIT_SYSTEM + _TURNS
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, *, special_tokens: list[str] | None = None,
@@ -67,9 +75,17 @@ def id_pieces(ids: Iterable[str]) -> set[str]:
 
 def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
                     heads: int = 4, kv_heads: int = 2, vocab_size: int = 2048, max_positions: int = 8192,
-                    seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0) -> Path:
+                    seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0,
+                    system_turn: bool = True) -> Path:
     """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
-    With `copy_steps`, the model is first taught to copy from its context (`teach_copying`)."""
+    With `copy_steps`, the model is first taught to copy from its context (`teach_copying`).
+
+    `system_turn=False` gives a chat template that leaves the system turn out. A model trained
+    from scratch cannot follow instructions, and to it a system turn is a few hundred tokens that
+    never change; at the demo's size they slow down learning anything about the brief: fine-tuned
+    on first turns alone for 300 steps, the demo student opened 9 of 20 training briefs with the
+    teacher's query when shown the system turn, 18 of 20 without it, and trained 2.7 times faster
+    (benchmarks/first_query.py; README, "The demo")."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
@@ -86,7 +102,8 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
                      json.dumps({"results": [{"id": "2401.00001", "title": "t", "date": "2024-01-01", "abstract": "a"}],
                                  "calls_left": 1}),
                      "<|im_start|>system\n<|im_start|>user\n<|im_start|>assistant\n"]
-    tokenizer = train_tokenizer([*texts, *protocol_text * 20], vocab_size)
+    tokenizer = train_tokenizer([*texts, *protocol_text * 20], vocab_size,
+                                chat_template=CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM)
     tokenizer.add_tokens(sorted(id_pieces(id_tokens)))
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
@@ -149,12 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--id-tokens", action="store_true", help="two tokens per paper id of the corpus")
     parser.add_argument("--copy-steps", type=int, default=0, help="first teach the model to copy (see teach_copying)")
+    parser.add_argument("--no-system-turn", action="store_true",
+                        help="a chat template without the system turn (see build_tiny_qwen)")
     args = parser.parse_args(argv)
     corpus, _, _ = load_benchmark(args.data)
     texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
     path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed,
                            id_tokens=[p.id for p in corpus.papers] if args.id_tokens else (),
-                           copy_steps=args.copy_steps)
+                           copy_steps=args.copy_steps, system_turn=not args.no_system_turn)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
