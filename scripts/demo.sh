@@ -17,6 +17,7 @@ BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
 BASE_LAYERS="${BASE_LAYERS:-4}"
 BASE_COPY_STEPS="${BASE_COPY_STEPS:-250}"  # learning to copy from context (see hindsight/models/tiny.py)
 BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
+BASE_LR="${BASE_LR:-2e-3}"            # its own, so that tuning the SFT stage leaves the base alone
 export TOKENIZERS_PARALLELISM=false
 
 get() { "$PYTHON" -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get "$1"; }
@@ -38,7 +39,7 @@ stage_base() {
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}"
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
-    --set "train.epochs=$BASE_EPOCHS"
+    --set "train.epochs=$BASE_EPOCHS" --set "train.learning_rate=$BASE_LR"
 }
 
 stage_distill() {
