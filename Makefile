@@ -24,7 +24,7 @@ venv: $(VENV)/.installed
 test: venv
 	$(BIN)/python -m pytest -q
 
-# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; ~12 minutes on 2 cores).
+# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 13 minutes on 2 cores once .venv exists).
 demo: venv
 	PYTHON=$(BIN)/python bash scripts/demo.sh
 

@@ -55,7 +55,12 @@ stage_train() {
 }
 
 stage_eval() {
+  local runs
+  runs="$(get runs_dir)"
   say "eval: base and the SFT student on the held-out eval split, one protocol"
+  # A rerun of this stage evaluates the students as they are now, from the first target (the
+  # runner would refuse to resume a run whose model folder has changed since).
+  rm -rf "$runs/base" "$runs/sft"
   "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name base
   "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --student "$(get train.output_dir)"
 }
