@@ -37,7 +37,7 @@ def folder_fingerprint(path: str | Path | None, *, whole_below: int = 1 << 20, s
     """A fingerprint of a local model or adapter folder (None for a hub id, whose revision names
     it), so that a run resumed after the folder was retrained in place is refused rather than
     mixed. Small files are hashed whole; a weights file by its size and `samples` chunks spread
-    over it (retraining changes nearly every byte), which keeps it to milliseconds at 16 GB."""
+    over it (retraining changes nearly every byte): 64 small reads, whatever the model size."""
     import hashlib
 
     if path is None or not Path(path).is_dir():
