@@ -29,6 +29,7 @@ from distill.prompts import DEMONSTRATION_INSTRUCTIONS, PRIVATE_RULES, teacher_m
 from hindsight.config import ConfigError  # noqa: E402
 from hindsight.corpus import Corpus  # noqa: E402
 from hindsight.data import load_benchmark  # noqa: E402
+from hindsight.jsonl import read_jsonl  # noqa: E402
 from hindsight.provenance import git_commit, software_versions  # noqa: E402
 from hindsight.recipe import Recipe, add_recipe_arguments, load_recipe  # noqa: E402
 from hindsight.runner import run_episodes  # noqa: E402
@@ -111,12 +112,14 @@ def merge_shards(recipe: Recipe, count: int) -> Path:
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("status") != "complete":
             raise ValueError(f"{manifest_path}: shard {index} of {count} is {manifest.get('status')!r}, not complete")
-        for number, line in enumerate((folder / "episodes.jsonl").read_text(encoding="utf-8").splitlines(), 1):
-            task_id = json.loads(line)["instance_id"]
+        for number, record, problem in read_jsonl(folder / "episodes.jsonl"):
+            if problem:
+                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {problem}")
+            task_id = record["instance_id"]
             if task_id in seen:
                 raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {task_id} is already in an earlier shard")
             seen.add(task_id)
-            lines.append(line + "\n")
+            lines.append(json.dumps(record, ensure_ascii=False) + "\n")   # as the runner wrote it
         manifests.append(manifest)
     out.mkdir(parents=True, exist_ok=True)
     (out / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
