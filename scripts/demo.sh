@@ -10,9 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"
 RECIPE="${RECIPE:-recipes/demo.yaml}"
-read -r -a _recipe_sets <<< "${RECIPE_SETS:-}"   # a string: child processes inherit it
-SETS=()
-for item in "${_recipe_sets[@]}"; do SETS+=(--set "$item"); done
+source scripts/recipe_sets.sh
 BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
 BASE_LAYERS="${BASE_LAYERS:-4}"
 BASE_COPY_STEPS="${BASE_COPY_STEPS:-250}"  # learning to copy from context (see hindsight/models/tiny.py)

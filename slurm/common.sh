@@ -5,8 +5,6 @@ cd "${HINDSIGHT_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}}"
 if [[ -n "${VENV:-}" ]]; then source "$VENV/bin/activate"
 elif [[ -f .venv/bin/activate ]]; then source .venv/bin/activate; fi
 RECIPE="${RECIPE:-recipes/qwen_lora.yaml}"
-read -r -a _recipe_sets <<< "${RECIPE_SETS:-}"    # extra section.key=value overrides, space-separated
-SETS=()
-for item in "${_recipe_sets[@]}"; do SETS+=(--set "$item"); done
+source scripts/recipe_sets.sh
 export PYTHONUNBUFFERED=1
 echo "[$(date -Is)] job ${SLURM_JOB_ID:-local}${SLURM_ARRAY_TASK_ID:+ task $SLURM_ARRAY_TASK_ID} on $(hostname): $RECIPE ${RECIPE_SETS:-}"
