@@ -23,8 +23,8 @@ class DistillConfig:
     keep_quantile: float = 0.5           # the threshold keeps this share of dev candidates (flag-free)
     splits: tuple[str, ...] = ("train", "dev")
     max_targets: int | None = None       # per split, the earliest N (a pilot run)
-    batch_size: int = 32
-    concurrency: int = 8
+    batch_size: int = 32                 # episodes in progress at once
+    concurrency: int = 8                 # teacher requests in flight (litellm)
 
     @classmethod
     def from_recipe(cls, recipe) -> DistillConfig:

@@ -57,7 +57,7 @@ class PolicyConfig:
     top_p: float = 1.0
     max_new_tokens: int = 512
     seed: int = 0
-    batch_size: int = 32             # episodes advanced together
+    batch_size: int = 32             # episodes in progress at once
     concurrency: int = 8             # litellm requests in flight
     enable_thinking: bool = False
     max_context: int | None = None

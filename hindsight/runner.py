@@ -2,12 +2,16 @@
 
 Every target ends with exactly one record in `episodes.jsonl`, written whole and fsync'ed as
 soon as its episode ends. A restart skips the targets already recorded and cuts off a torn last
-line, so an interrupted run resumes where it stopped. Live episodes advance together: each turn
-is one `policy.act` call over the whole batch, which is what makes batched backends fast.
+line, so an interrupted run resumes where it stopped.
+
+Local models (hf, vLLM) advance their live episodes in lockstep: each turn is one `policy.act`
+call over the whole batch, which is what makes batched generation fast. Remote APIs (policies with
+`act_one`) advance each episode on its own, so a short episode never waits for a long one's reply.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import os
@@ -18,7 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from hindsight.env import SearchEnv
-from hindsight.policy.base import Conversation, Policy, Turn
+from hindsight.policy.base import Conversation, IndependentPolicy, Policy, Turn
 from hindsight.prompts import MALFORMED_REPLY, initial_messages, prompt_texts
 from hindsight.protocol import ProtocolConfig
 from hindsight.schema import Episode, Task
@@ -140,35 +144,74 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     pending = [task for task in tasks if task.instance_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    finished = calls = 0
-    cost = 0.0
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
                disable=not progress)
+
+    def begin(task: Task) -> Live:
+        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)))
+
     with open(episodes_path, "a", encoding="utf-8") as handle:
-        for start in range(0, len(pending), batch_size):
-            live = [Live(env=SearchEnv(task, backend, config, prompts),
-                         conversation=Conversation(task, first_messages(task)))
-                    for task in pending[start:start + batch_size]]
-            while live:
-                try:
-                    turns = policy.act([item.conversation for item in live], live[0].env.tools)
-                except Exception as exc:  # a policy crash ends these episodes as errors, never silently
-                    turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
-                for item, turn in zip(live, turns):
-                    _apply(item, turn, config.max_malformed)
-                    if item.status is not None:
-                        episode = _record(item, policy)
-                        _append(handle, episode)
-                        finished += 1
-                        calls += episode.calls
-                        cost += episode.cost_usd or 0.0
-                        bar.update(1)
-                        bar.set_postfix(calls_per_ep=f"{calls / finished:.1f}", cost=f"${cost:.2f}", refresh=False)
-                live = [item for item in live if item.status is None]
+        log = _Log(handle, bar, policy)
+        if isinstance(policy, IndependentPolicy):
+            asyncio.run(_advance_independently(policy, pending, begin, config.max_malformed, log, batch_size))
+        else:
+            _advance_in_lockstep(policy, pending, begin, config.max_malformed, log, batch_size)
     bar.close()
     manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return manifest
+
+
+class _Log:
+    """Appends finished episodes and keeps the progress bar's counters."""
+
+    def __init__(self, handle, bar, policy: Policy):
+        self.handle, self.bar, self.policy = handle, bar, policy
+        self.finished = self.calls = 0
+        self.cost = 0.0
+
+    def finish(self, live: Live) -> None:
+        episode = _record(live, self.policy)
+        _append(self.handle, episode)
+        self.finished += 1
+        self.calls += episode.calls
+        self.cost += episode.cost_usd or 0.0
+        self.bar.update(1)
+        self.bar.set_postfix(calls_per_ep=f"{self.calls / self.finished:.1f}", cost=f"${self.cost:.2f}", refresh=False)
+
+
+def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, max_malformed: int, log: _Log,
+                         batch_size: int) -> None:
+    for start in range(0, len(pending), batch_size):
+        live = [begin(task) for task in pending[start:start + batch_size]]
+        while live:
+            try:
+                turns = policy.act([item.conversation for item in live], live[0].env.tools)
+            except Exception as exc:  # a policy crash ends these episodes as errors, never silently
+                turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
+            for item, turn in zip(live, turns):
+                _apply(item, turn, max_malformed)
+                if item.status is not None:
+                    log.finish(item)
+            live = [item for item in live if item.status is None]
+
+
+async def _advance_independently(policy: IndependentPolicy, pending: list[Task], begin, max_malformed: int,
+                                 log: _Log, live_at_once: int) -> None:
+    queue = iter(pending)  # shared by the workers; each takes the next target when its episode ends
+
+    async def worker():
+        for task in queue:
+            item = begin(task)
+            while item.status is None:
+                try:
+                    turn = await policy.act_one(item.conversation, item.env.tools)
+                except Exception as exc:  # as in lockstep: the episode ends as an error
+                    turn = Turn(failure=f"error: {type(exc).__name__}: {exc}")
+                _apply(item, turn, max_malformed)
+            log.finish(item)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(live_at_once, len(pending))))))
 
 
 def count_statuses(episodes_path: Path, expected: int) -> dict:

@@ -1,6 +1,8 @@
 """The runner: exactly one record per target whatever the policy does, and resumable."""
 
+import asyncio
 import json
+import time
 
 import pytest
 
@@ -49,10 +51,33 @@ class Scripted:
         return {"backend": self.name}
 
 
+class IndependentScripted(Scripted):
+    """The same, as a remote API would be driven: one conversation at a time, asynchronously."""
+
+    def __init__(self, name, step, delay=lambda conv, n: 0.0):
+        super().__init__(name, step)
+        self.delay, self.in_flight, self.most_in_flight = delay, 0, 0
+
+    async def act_one(self, conv, tools):
+        n = self.turns.get(conv.task.instance_id, 0)
+        self.turns[conv.task.instance_id] = n + 1
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay(conv, n))
+            return self.step(conv, n)
+        finally:
+            self.in_flight -= 1
+
+
+FLAVOURS = {"lockstep": Scripted, "independent": IndependentScripted}
+
+
 def search(query="graph"):
     return Turn(calls=[ToolCall("search_papers", {"query": query})])
 
 
+@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("name, step, status", [
     ("garbage", lambda conv, n: Turn(text="lorem ipsum", parse_error="no tool call found"), "malformed"),
     ("endless", lambda conv, n: search(f"graph {n}"), "budget_exhausted"),
@@ -61,8 +86,8 @@ def search(query="graph"):
     ("crashing", lambda conv, n: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), "error"),
     ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
 ])
-def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status):
-    manifest = run_episodes(Scripted(name, step), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
+def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status, flavour):
+    manifest = run_episodes(FLAVOURS[flavour](name, step), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
                             batch_size=5, progress=False)
     rows = records(tmp_path / name)
     assert sorted(r["instance_id"] for r in rows) == sorted(t.instance_id for t in TASKS)
@@ -131,3 +156,39 @@ def test_replay_policy_plays_back_actions_and_ends_malformed_when_they_run_out(b
     by_id = {r["instance_id"]: r for r in records(tmp_path / "r")}
     assert by_id["t0"]["status"] == "submitted"
     assert by_id["t1"]["status"] == "malformed" and by_id["t1"]["calls"] == 1 + 3
+
+
+def submit_on_third_turn(conv, n):
+    return search(f"graph {n}") if n < 2 else Turn(calls=[ToolCall("submit_answer", {"papers": []})])
+
+
+def test_an_api_policy_episode_never_waits_for_a_slow_one(backend, tmp_path):
+    slow_first = lambda conv, n: 0.05 if conv.task.instance_id == "t0" else 0.0  # noqa: E731
+    policy = IndependentScripted("api", submit_on_third_turn, delay=slow_first)
+    start = time.perf_counter()
+    run_episodes(policy, TASKS, backend, ProtocolConfig(budget=6), tmp_path / "r", batch_size=4, progress=False)
+    rows = records(tmp_path / "r")
+    # in lockstep t0 would hold back t1-t3 for three slow turns; here the other eleven finish first
+    assert [r["instance_id"] for r in rows][-1] == "t0" and {r["status"] for r in rows} == {"submitted"}
+    assert policy.most_in_flight == 4                    # batch_size bounds the episodes in progress
+    assert time.perf_counter() - start < 3 * 0.05 * 3    # the slow turns overlapped the rest
+
+
+def test_a_crashed_api_run_resumes_to_the_same_records_as_an_uninterrupted_one(backend, tmp_path):
+    config = ProtocolConfig(budget=8)
+    run_episodes(IndependentScripted("api", submit_on_third_turn), TASKS, backend, config, tmp_path / "whole",
+                 batch_size=3, progress=False)
+
+    def dies_on_t7(conv, n):
+        if conv.task.instance_id == "t7":
+            raise Interrupt()
+        return submit_on_third_turn(conv, n)
+
+    with pytest.raises(Interrupt):
+        run_episodes(IndependentScripted("api", dies_on_t7), TASKS, backend, config, tmp_path / "resumed",
+                     batch_size=3, progress=False)
+    assert 0 < len(records(tmp_path / "resumed")) < len(TASKS)
+    run_episodes(IndependentScripted("api", submit_on_third_turn), TASKS, backend, config, tmp_path / "resumed",
+                 batch_size=3, progress=False)
+    assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
+    assert len(records(tmp_path / "resumed")) == len(TASKS)

@@ -43,6 +43,15 @@ class Policy(Protocol):
         ...
 
 
+@runtime_checkable
+class IndependentPolicy(Policy, Protocol):
+    """A policy whose conversations need not wait for each other (a remote API): the runner lets
+    every episode send its next request as soon as its last reply is in."""
+
+    async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn:
+        ...
+
+
 def candidate_index(task_id: str) -> int:
     """Distillation runs K candidates of a target as tasks "<instance id>#<k>"; 0 for a plain id."""
     head, sep, tail = task_id.rpartition("#")

@@ -98,12 +98,6 @@ class Completer:
         self.cache.put(key, data)
         return data, None, attempt
 
-    def complete_all(self, requests: list[dict], concurrency: int) -> list[tuple[dict | None, str | None, int]]:
-        async def run():
-            gate = asyncio.Semaphore(concurrency)
-            return await asyncio.gather(*(self.complete(gate, request) for request in requests))
-        return list(asyncio.run(run()))
-
 
 class LiteLLMPolicy:
     name = "litellm"
@@ -118,7 +112,8 @@ class LiteLLMPolicy:
         self.extra = dict(extra or {})
         self.completer = Completer(api_key=api_key, max_retries=max_retries, backoff_s=backoff_s,
                                    timeout_s=timeout_s, cache_dir=cache_dir, use_cache=use_cache)
-        self.turns = 0
+        self._gate: asyncio.Semaphore | None = None
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
 
     def describe(self) -> dict:
         return {"backend": self.name, "model": self.model, "api_base": self.api_base, "temperature": self.temperature,
@@ -131,10 +126,24 @@ class LiteLLMPolicy:
                 "seed": self.seed + candidate_index(conv.task.instance_id), "api_base": self.api_base, **self.extra}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
-        self.turns += 1
-        results = self.completer.complete_all([self.request(conv, tools) for conv in batch], self.concurrency)
-        return [Turn(failure=failure, attempts=attempts) if failure else _turn_from_response(data, attempts)
-                for data, failure, attempts in results]
+        async def every():
+            return await asyncio.gather(*(self.act_one(conv, tools) for conv in batch))
+        return list(asyncio.run(every()))
+
+    async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn:
+        """One turn of one conversation; at most `concurrency` requests are in flight across all callers.
+
+        The runner calls this for each episode on its own, so an episode never waits for the
+        slowest reply of a batch before its next request."""
+        data, failure, attempts = await self.completer.complete(self._loop_gate(), self.request(conversation, tools))
+        return Turn(failure=failure, attempts=attempts) if failure else _turn_from_response(data, attempts)
+
+    def _loop_gate(self) -> asyncio.Semaphore:
+        # a semaphore belongs to one event loop, and every `act` runs its own
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate_loop is not loop:
+            self._gate, self._gate_loop = asyncio.Semaphore(self.concurrency), loop
+        return self._gate
 
 
 def _wire_messages(messages: list[dict]) -> list[dict]:
