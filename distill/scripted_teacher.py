@@ -1,12 +1,16 @@
-"""The offline privileged teacher: it reads the private block from its own prompt, searches with
-short keyword queries of discriminative words (rare in the corpus, absent from the brief), and
-submits what its searches surfaced, ranked by word overlap with the private abstracts.
+"""The offline privileged teacher: it reads the private block from its own prompt, opens with the
+brief's first sentence, then searches with short keyword queries of discriminative words (rare in
+the corpus, absent from the brief), and submits what its searches surfaced, ranked by word
+overlap with the private abstracts.
 
-Words are ranked by how many antecedents share them (weighted by tier) times their rarity in the
-corpus. The first query is the top words, the same for every candidate, so that targets which
-need the same mechanism get the same opening move; later queries sample from the top of the
-ranking and differ by seed. It never copies a title or a phrase: a query is 2-3 single words in
-an order of its own, well under the n-gram length that flags private copying.
+The opening search is the one any searcher makes, and it finds papers on the same problem; a
+teacher that skipped it taught the demo's student to skip it too, and that student then found
+nothing graded for more targets than the base did (README, "The demo"). Keyword words are ranked
+by how many antecedents share them (weighted by tier) times their rarity in the corpus. The first
+keyword query is the top words, the same for every candidate, so that targets which need the
+same mechanism get the same move; later ones sample from the top of the ranking and differ by
+seed. It never copies a title or a phrase: a keyword query is 2-3 single words in an order of its
+own, well under the n-gram length that flags private copying.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import re
 
 from hindsight.policy.base import Conversation, Turn, candidate_index
 from hindsight.policy.parsing import ToolCall
+from hindsight.policy.scripted import first_sentence_query
 from hindsight.prompts import brief_from_messages
 from hindsight.search.text import analyze
 
@@ -29,12 +34,14 @@ class ScriptedTeacher:
     name = "scripted-teacher"
 
     def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
-                 submit: int = 10):
+                 submit: int = 10, max_query_words: int = 64):
+        """`queries` counts every search, the opening one included."""
         self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
+        self.max_query_words = max_query_words
         self.plans: dict[str, list[str]] = {}
 
     def describe(self) -> dict:
-        return {"backend": self.name, "seed": self.seed, "queries": self.queries,
+        return {"backend": self.name, "seed": self.seed, "queries": self.queries, "opening": "brief's first sentence",
                 "words_per_query": self.words_per_query}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
@@ -65,15 +72,17 @@ class ScriptedTeacher:
                 support[terms[0]] = support.get(terms[0], 0.0) + weight
                 spelling.setdefault(terms[0], word.lower())
         ranked = sorted(support, key=lambda term: (-support[term] * self.idf.get(term, 0.0), term))
+        keywords = self.queries - 1
         pool = [spelling[term] for term in ranked[: self.queries * self.words_per_query * 2]]
-        # The first query is the most telling words, the same for every candidate; the rest explore.
-        queries = [" ".join(pool[: self.words_per_query])] if len(pool) >= 2 else []
-        for _ in range(self.queries - 1):
-            if len(pool) < 2:
-                break
+        queries = [first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)]
+        if len(pool) < 2:
+            return queries
+        # The first keyword query is the most telling words, the same for every candidate; the rest explore.
+        queries.append(" ".join(pool[: self.words_per_query]))
+        for _ in range(keywords - 1):
             words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
             queries.append(" ".join(words))
-        return queries or [" ".join(brief_from_messages(conv.messages).split()[:8])]
+        return queries
 
     def _turn(self, conv: Conversation) -> Turn:
         key = conv.task.instance_id

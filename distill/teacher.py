@@ -45,7 +45,7 @@ def corpus_idf(corpus: Corpus) -> dict[str, float]:
 def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float]):
     if cfg.teacher == "scripted":
         from distill.scripted_teacher import ScriptedTeacher
-        return ScriptedTeacher(idf, seed=cfg.seed)
+        return ScriptedTeacher(idf, seed=cfg.seed, max_query_words=recipe.protocol.max_query_words)
     from dataclasses import replace
 
     from hindsight.policy import make_policy

@@ -92,3 +92,18 @@ def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_tar
     oneshot_mean = statistics.mean(scores.values())
     print(f"train targets {len(train)}: teacher {teacher_mean:.3f} vs bm25-oneshot {oneshot_mean:.3f}")
     assert teacher_mean > oneshot_mean + 0.3
+
+
+def test_the_scripted_teacher_opens_with_the_briefs_first_sentence_then_searches_keywords(distilled):
+    recipe, out = distilled
+    from hindsight.policy.scripted import first_sentence_query
+    from hindsight.search.text import analyze
+
+    rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
+    for row in rows:
+        brief = row["messages"][1]["content"].split("Research brief:\n", 1)[1]
+        queries = [m["tool_calls"][0]["function"]["arguments"]["query"] for m in row["messages"]
+                   if m["role"] == "assistant" and m["tool_calls"][0]["function"]["name"] == "search_papers"]
+        assert queries[0] == first_sentence_query(brief) and len(queries) == 4
+        # the keyword searches name what the antecedents share, not the problem the brief states
+        assert all(len(q.split()) <= 3 and not set(analyze(q)) & set(analyze(brief)) for q in queries[1:])

@@ -9,6 +9,11 @@ from hindsight.policy.parsing import ToolCall
 from hindsight.prompts import brief_from_messages
 
 
+def first_sentence_query(brief: str, max_words: int = 64) -> str:
+    """The brief's first sentence as a query: what a searcher who knows nothing else types first."""
+    return " ".join(brief.split(". ")[0].rstrip(".").split()[:max_words])
+
+
 class BM25OneShot:
     """Search the brief once and submit what came back, best first: the non-agent baseline row."""
 
@@ -27,9 +32,8 @@ class BM25OneShot:
         results = [m for m in conv.messages if m["role"] == "tool"]
         if not results:
             brief = brief_from_messages(conv.messages)
-            if self.first_sentence:
-                brief = brief.split(". ")[0].rstrip(".")
-            query = " ".join(brief.split()[: self.max_query_words])
+            query = (first_sentence_query(brief, self.max_query_words) if self.first_sentence
+                     else " ".join(brief.split()[: self.max_query_words]))
             return Turn(calls=[ToolCall("search_papers", {"query": query, "limit": self.k})])
         try:
             papers = [{"id": hit["id"], **({"rationale": self.rationale} if self.rationale else {})}
