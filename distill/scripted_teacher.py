@@ -16,6 +16,7 @@ own, well under the n-gram length that flags private copying.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 
@@ -102,7 +103,8 @@ class ScriptedTeacher:
                 continue
             for hit in json.loads(message["content"]).get("results", []):
                 terms = set(analyze(f"{hit.get('title', '')} {hit.get('abstract', '')}"))
-                overlap = sum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
+                # fsum: a plain sum over a set depends on its order, which the hash seed changes
+                overlap = math.fsum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
                 seen.setdefault(hit["id"], overlap)
         best = sorted(seen, key=lambda pid: (-seen[pid], pid))[: self.submit]
         # No rationale: a fixed sentence would carry no information and, ten times per
