@@ -3,12 +3,13 @@
     python benchmarks/first_query.py --model outputs/demo/base/model --sft outputs/demo/distill/sft.jsonl \
         --template without-system --steps 300 --json benchmarks/results/first_query.json
 
-It fine-tunes the model on the *first turns* of the selected demonstrations only (brief → first
-search) and, every `--every` steps, asks it greedily for its first query on training and eval
-briefs of the synthetic world. A query counts as learned when it equals a teacher's first query
-for some training target of the same subproblem (the world's labels say which). That isolates
-the one thing hindsight SFT must teach in the world — which mechanism a problem needs — from
-selection, ranking and the length of whole episodes.
+It fine-tunes the model on the *first keyword turns* of the selected demonstrations only (brief →
+the teacher's first search after its opening one, which repeats the brief's first sentence and
+is skipped) and, every `--every` steps, asks it greedily for its first query on training and eval
+briefs of the synthetic world. A query counts as learned when it equals a teacher's first
+keyword query for some training target of the same subproblem (the world's labels say which).
+That isolates the one thing hindsight SFT must teach in the world — which mechanism a problem
+needs — from selection, ranking and the length of whole episodes.
 
 Arms (one per run, same model, data, order and seed): the chat template with or without the
 system turn (`--template`), and full fine-tuning or LoRA (`--lora-rank`).
@@ -30,13 +31,24 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from benchmarks.common import finish  # noqa: E402
 
 
-def first_turns(rows: list[dict]) -> list[dict]:
-    """Each row cut after its first assistant turn."""
+def first_keyword_turns(rows: list[dict]) -> list[dict]:
+    """Each row as its opening messages followed directly by its first search that is not the
+    brief's first sentence (rows without one are left out)."""
+    from hindsight.policy.scripted import first_sentence_query
+    from hindsight.prompts import brief_from_messages
+
     cut = []
     for row in rows:
         messages = row["messages"]
-        first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
-        cut.append({"messages": messages[:first + 1], "tools": row.get("tools")})
+        opening = [m for m in messages[:2] if m["role"] in ("system", "user")]
+        sentence = first_sentence_query(brief_from_messages(messages))
+        for message in messages:
+            call = (message.get("tool_calls") or [{}])[0].get("function", {}) if message["role"] == "assistant" else {}
+            arguments = call.get("arguments")
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
+            if call.get("name") == "search_papers" and arguments.get("query") != sentence:
+                cut.append({"messages": [*opening, message], "tools": row.get("tools")})
+                break
     return cut
 
 
@@ -75,8 +87,8 @@ def main(argv: list[str] | None = None) -> dict:
     rng = random.Random(args.seed)
     _, instances, _ = load_benchmark(args.data)
     subproblem = {inst.brief: inst.audit["subproblem"] for inst in instances}
-    rows = first_turns(read_rows(args.sft))
-    wanted = collections.defaultdict(set)    # subproblem -> the teacher's first queries
+    rows = first_keyword_turns(read_rows(args.sft))
+    wanted = collections.defaultdict(set)    # subproblem -> the teacher's first keyword queries
     for row in rows:
         arguments = row["messages"][-1]["tool_calls"][0]["function"]["arguments"]
         arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
