@@ -98,6 +98,12 @@ class Completer:
         self.cache.put(key, data)
         return data, None, attempt
 
+    def complete_all(self, requests: list[dict], concurrency: int) -> list[tuple[dict | None, str | None, int]]:
+        async def run():
+            gate = asyncio.Semaphore(concurrency)
+            return await asyncio.gather(*(self.complete(gate, request) for request in requests))
+        return list(asyncio.run(run()))
+
 
 class LiteLLMPolicy:
     name = "litellm"
