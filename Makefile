@@ -26,7 +26,7 @@ venv: $(VENV)/.installed-$(EXTRAS)
 test: venv
 	$(BIN)/python -m pytest -q
 
-# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 13 minutes on 2 cores once .venv exists).
+# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 12 minutes on 2 cores once .venv exists).
 demo: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh
 
