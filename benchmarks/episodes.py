@@ -1,7 +1,8 @@
 """Episode throughput: batched vs one-at-a-time (transformers backend) and concurrent vs serial
 requests (litellm backend against a local `transformers serve`), each pair in the same run. The
-concurrent litellm arm is also run with the episodes in lockstep (every turn waits for the whole
-batch, as local models run), to show what advancing each episode on its own is worth.
+litellm pair runs twice: with the deployment prompt, and with the brief alone as the prompt, to
+show how much of the ratio the server's prompt processing takes; server and client CPU seconds
+are recorded per arm.
 
     python benchmarks/episodes.py --json benchmarks/results/episodes.json
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import platform
 import sys
 import tempfile
@@ -32,23 +34,21 @@ from hindsight.search.bm25 import BM25Backend  # noqa: E402
 from tests.helpers import random_papers, start_transformers_server  # noqa: E402
 
 
-def timed_run(policy, tasks, backend, config, out: Path, batch_size: int) -> float:
+def timed_run(policy, tasks, backend, config, out: Path, batch_size: int, first_messages=None) -> float:
     start = time.perf_counter()
-    run_episodes(policy, tasks, backend, config, out, batch_size=batch_size, progress=False)
+    run_episodes(policy, tasks, backend, config, out, batch_size=batch_size, progress=False,
+                 first_messages=first_messages)
     return time.perf_counter() - start
 
 
-class Lockstep:
-    """The policy without `act_one`, so the runner advances its episodes turn by turn together."""
+def prompt_tokens_per_call(run_dir: Path) -> float:
+    rows = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    return sum(row["tokens"]["prompt"] for row in rows) / sum(row["calls"] for row in rows)
 
-    def __init__(self, policy):
-        self.policy, self.name = policy, policy.name
 
-    def act(self, batch, tools):
-        return self.policy.act(batch, tools)
-
-    def describe(self):
-        return self.policy.describe()
+# The prompt every evaluated policy gets (system prompt, tools, brief) and a bare one (the brief
+# alone): the server's prefill grows with the prompt and does not shrink with concurrency.
+PROMPTS = {"deployment prompt": None, "brief alone": lambda task: [{"role": "user", "content": task.brief}]}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -88,36 +88,42 @@ def main(argv: list[str] | None = None) -> dict:
                 return LiteLLMPolicy(f"openai/{model_dir}", api_base=url, api_key="unused", use_cache=False,
                                      max_new_tokens=args.max_new_tokens, concurrency=concurrency)
             timed_run(make(16), tasks[:16], backend, config, work / "lite-warm-up", batch_size=16)
-            arms = {"serial": lambda: make(1), "lockstep": lambda: Lockstep(make(16)), "concurrent": lambda: make(16)}
+            arms = [(prompt, concurrency) for prompt in PROMPTS for concurrency in (1, 16)]
             # arms alternate, three times each; the fastest of each keeps a passing hiccup of the shared CPU out
-            times, cpu = {arm: [] for arm in arms}, {}
+            times, spent = {arm: [] for arm in arms}, {}
             server = psutil.Process(process.pid)
             for repeat in range(3):
-                for arm, build in arms.items():
+                for prompt, concurrency in arms:
+                    out = work / f"lite-{prompt.split()[0]}-{concurrency}-{repeat}"
                     server_before, client_before = sum(server.cpu_times()[:2]), time.process_time()
-                    times[arm].append(timed_run(build(), tasks, backend, config, work / f"lite-{arm}-{repeat}",
-                                                batch_size=args.episodes))
-                    if times[arm][-1] == min(times[arm]):  # where the time went, for the run that is reported
-                        cpu[arm] = {"server_cpu_s": sum(server.cpu_times()[:2]) - server_before,
-                                    "client_cpu_s": time.process_time() - client_before, "wall_s": times[arm][-1]}
-            serial, lockstep, concurrent = (min(times[arm]) for arm in arms)
+                    wall = timed_run(make(concurrency), tasks, backend, config, out, batch_size=args.episodes,
+                                     first_messages=PROMPTS[prompt])
+                    times[prompt, concurrency].append(wall)
+                    if wall == min(times[prompt, concurrency]):  # where the time went, for the run reported
+                        spent[prompt, concurrency] = {
+                            "wall_s": wall, "server_cpu_s": sum(server.cpu_times()[:2]) - server_before,
+                            "client_cpu_s": time.process_time() - client_before,
+                            "prompt_tokens_per_call": prompt_tokens_per_call(out)}
         finally:
             process.terminate()
-        report["litellm"] = {"concurrency_1_eps": args.episodes / serial, "concurrency_16_eps": args.episodes / concurrent,
-                             "speedup": serial / concurrent, "concurrency_16_lockstep_eps": args.episodes / lockstep,
-                             "lockstep_speedup": serial / lockstep, "cpu": cpu}
+        report["litellm"] = {prompt: {"concurrency_1_eps": args.episodes / min(times[prompt, 1]),
+                                      "concurrency_16_eps": args.episodes / min(times[prompt, 16]),
+                                      "speedup": min(times[prompt, 1]) / min(times[prompt, 16]),
+                                      "serial": spent[prompt, 1], "concurrent": spent[prompt, 16]}
+                             for prompt in PROMPTS}
     lines = ["| backend | baseline (episodes/s) | improved (episodes/s) | ratio |", "|---|---:|---:|---:|",
              f"| hf, tiny Qwen3: one at a time → batch of {args.episodes} | {report['hf']['one_at_a_time_eps']:.2f} "
              f"| {report['hf']['batched_eps']:.2f} | **{report['hf']['speedup']:.1f}×** |"]
     if "litellm" in report:
-        lite = report["litellm"]
-        lines.append(f"| litellm → transformers serve: concurrency 1 → 16 | {lite['concurrency_1_eps']:.2f} "
-                     f"| {lite['concurrency_16_eps']:.2f} | **{lite['speedup']:.1f}×** |")
-        lines.append(f"| the same, episodes in lockstep turns | {lite['concurrency_1_eps']:.2f} "
-                     f"| {lite['concurrency_16_lockstep_eps']:.2f} | {lite['lockstep_speedup']:.1f}× |")
+        for prompt, arm in report["litellm"].items():
+            tokens = arm["serial"]["prompt_tokens_per_call"]
+            lines.append(f"| litellm → transformers serve: concurrency 1 → 16, {prompt} (~{tokens:.0f} prompt tokens a call) "
+                         f"| {arm['concurrency_1_eps']:.2f} | {arm['concurrency_16_eps']:.2f} | **{arm['speedup']:.1f}×** |")
         lines += ["", "| litellm arm | wall (s) | server CPU (s) | client CPU (s) |", "|---|---:|---:|---:|"]
-        for arm, spent in lite["cpu"].items():
-            lines.append(f"| {arm} | {spent['wall_s']:.1f} | {spent['server_cpu_s']:.1f} | {spent['client_cpu_s']:.1f} |")
+        for prompt, arm in report["litellm"].items():
+            for name, concurrency in (("serial", 1), ("concurrent", 16)):
+                lines.append(f"| {prompt}, concurrency {concurrency} | {arm[name]['wall_s']:.1f} "
+                             f"| {arm[name]['server_cpu_s']:.1f} | {arm[name]['client_cpu_s']:.1f} |")
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 
