@@ -58,6 +58,20 @@ def metric_table(report: dict, metrics, markdown: bool = False) -> str:
     return _grid(header, rows, markdown)
 
 
+def sources_table(report: dict, markdown: bool = False) -> str:
+    """Per run: how many submitted ids and hits a search of the episode had returned, and how
+    many targets had an antecedent of each tier surfaced."""
+    header = ["run", "submitted ids", "of them surfaced", "hits", "hits surfaced", "distinct ids",
+              "targets with T3 / T2 / T1 surfaced"]
+    rows = []
+    for name, run in report["runs"].items():
+        src = run["summary"]["sources"]
+        tiers = " / ".join(str(src["targets_exposed_to"][t]) for t in ("T3", "T2", "T1"))
+        rows.append([name, str(src["submitted"]), str(src["submitted_surfaced"]), str(src["hits"]),
+                     str(src["hits_surfaced"]), str(src["distinct_submitted"]), tiers])
+    return _grid(header, rows, markdown)
+
+
 def win_tie_loss_line(report: dict) -> str:
     parts = [f"{name}: {d['ndcg10']['win']} win / {d['ndcg10']['tie']} tie / {d['ndcg10']['loss']} loss"
              for name, d in report["differences"].items()]
@@ -84,6 +98,9 @@ def render(report: dict, markdown: bool = False) -> str:
                 heading("End to end"), metric_table(report, END_TO_END, markdown)]
     if report["differences"]:
         sections += [f"Intervals: {resamples}; p: paired sign-flip test. " + win_tie_loss_line(report)]
+    sections += [heading("Where submissions came from"), sources_table(report, markdown),
+                 "Submitted ids and hits count each target's top ten once; surfaced: a search of the "
+                 "same episode had returned it."]
     if report["slices"]:
         sections += [heading("Slices"), slice_tables(report, markdown)]
     return "\n\n".join(sections) + "\n"

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from hindsight.ids import normalize_arxiv_id
-from hindsight.schema import Episode, Instance
+from hindsight.schema import TIERS, Episode, Instance
 
 K = 10
 PROGRESS_POINTS = tuple(i / 10 for i in range(11))
@@ -108,10 +108,13 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
         return {"instance_id": instance.id, "status": "missing", "n_labels": n_labels, "ndcg10": 0.0,
                 "recall10": 0.0, "mrr": 0.0, "anyhit10": 0.0, "hits": 0, "exposed_gain": 0.0,
                 "selected_gain": 0.0, "zero_exposure": True, "calls": 0,
-                "prefix_curve": [0.0] * len(PROGRESS_POINTS)}
+                "prefix_curve": [0.0] * len(PROGRESS_POINTS), "submission": [], "submitted_surfaced": 0,
+                "hits_surfaced": 0, "exposed_tiers": []}
     per_step = exposure_by_step(episode)
     exposed = {pid for step in per_step for pid in step}
     submitted = canonical_submission([p.id for p in episode.submission], k) if episode.status == "submitted" else []
+    surfaced = [pid for pid in submitted if pid in exposed]
+    tiers = {lab.id: lab.tier for lab in instance.labels}
     hits = hits_at_k(submitted, gains, k)
     return {
         "instance_id": instance.id, "status": episode.status, "n_labels": n_labels,
@@ -121,6 +124,10 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
         "selected_gain": oracle_gain(exposed.intersection(submitted), gains, k),
         "zero_exposure": not any(pid in gains for pid in exposed), "calls": episode.calls,
         "prefix_curve": prefix_curve(per_step, gains),
+        # where the submission came from: ids a search of this episode had returned, or not
+        "submission": [pid for pid in submitted if not pid.startswith("<malformed:")],
+        "submitted_surfaced": len(surfaced), "hits_surfaced": hits_at_k(surfaced, gains, k),
+        "exposed_tiers": sorted({tiers[pid] for pid in exposed if pid in gains}),
     }
 
 
@@ -149,4 +156,19 @@ def aggregate(scores: list[dict]) -> dict:
         eligible = [s for s in scores if s["n_labels"] >= need]
         out[f"hits{need}_eligible"] = len(eligible)
         out[f"hits{need}"] = _ratio(sum(s["hits"] >= need for s in eligible), len(eligible))
+    out["sources"] = submission_sources(scores)
     return out
+
+
+def submission_sources(scores: list[dict]) -> dict:
+    """Counts over all targets: submitted ids and how many a search of the same episode had
+    returned, hits and how many of those had been returned, distinct ids submitted, and the
+    targets whose searches surfaced an antecedent of each tier. A policy that submits ids it
+    never saw (recalled from training, or made up) shows here and nowhere else in the funnel."""
+    return {
+        "submitted": sum(len(s["submission"]) for s in scores),
+        "submitted_surfaced": sum(s["submitted_surfaced"] for s in scores),
+        "hits": sum(s["hits"] for s in scores), "hits_surfaced": sum(s["hits_surfaced"] for s in scores),
+        "distinct_submitted": len({pid for s in scores for pid in s["submission"]}),
+        "targets_exposed_to": {tier: sum(tier in s["exposed_tiers"] for s in scores) for tier in TIERS},
+    }

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindsight.metrics import (aggregate, canonical_submission, hits_at_k, mrr, ndcg_at_k, oracle_gain,
-                               recall_at_k, score_episode)
+                               recall_at_k, score_episode, submission_sources)
 from hindsight.schema import Episode, Instance, Label, Step, SubmittedPaper, Target
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -96,6 +96,8 @@ def test_final_never_exceeds_selected_never_exceeds_exposed(case):
     assert score["selected_gain"] <= score["exposed_gain"] + 1e-12 <= 1 + 1e-12
     assert score["zero_exposure"] == (score["exposed_gain"] == 0)
     assert score["prefix_curve"][-1] == pytest.approx(score["exposed_gain"])
+    # every submitted id was drawn from what the searches returned
+    assert score["submitted_surfaced"] == len(score["submission"]) and score["hits_surfaced"] == score["hits"]
     assert all(a <= b + 1e-12 for a, b in zip(score["prefix_curve"], score["prefix_curve"][1:]))
 
 
@@ -150,14 +152,30 @@ def test_oracle_gain_is_the_best_possible_ranking_of_a_set():
 
 
 def test_aggregate_reports_ratios_and_multi_hit_denominators():
+    sources = {"submission": [], "submitted_surfaced": 0, "hits_surfaced": 0, "exposed_tiers": []}
     rows = [
         {"ndcg10": 0.5, "recall10": 0.5, "mrr": 1.0, "anyhit10": 1.0, "hits": 3, "n_labels": 3, "calls": 4,
-         "exposed_gain": 1.0, "selected_gain": 0.8, "zero_exposure": False, "prefix_curve": [0.0] * 10 + [1.0]},
+         "exposed_gain": 1.0, "selected_gain": 0.8, "zero_exposure": False, "prefix_curve": [0.0] * 10 + [1.0],
+         **sources},
         {"ndcg10": 0.0, "recall10": 0.0, "mrr": 0.0, "anyhit10": 0.0, "hits": 0, "n_labels": 2, "calls": 2,
-         "exposed_gain": 0.0, "selected_gain": 0.0, "zero_exposure": True, "prefix_curve": [0.0] * 11},
+         "exposed_gain": 0.0, "selected_gain": 0.0, "zero_exposure": True, "prefix_curve": [0.0] * 11, **sources},
     ]
     agg = aggregate(rows)
     assert agg["gain_kept"] == pytest.approx(0.25 / 0.5) and agg["rank_quality"] == pytest.approx(0.25 / 0.4)
     assert (agg["hits3"], agg["hits3_eligible"]) == (1.0, 1)
     assert (agg["hits5"], agg["hits5_eligible"]) == (None, 0)
     assert agg["zero_exposure"] == 0.5 and agg["prefix_curve"][-1] == 0.5
+
+
+def test_submission_sources_separate_ids_a_search_returned_from_ids_it_did_not():
+    labels = (Label(id="2401.00001", tier="T3", role="conceptual", gain=7.0),
+              Label(id="2401.00002", tier="T2", role="conceptual", gain=3.0),
+              Label(id="2401.00003", tier="T1", role="conceptual", gain=1.0))
+    instance = Instance(**{**make_instance({}).__dict__, "labels": labels})
+    # returned: one T3 antecedent and a stranger; submitted: the stranger, an unseen T2, the T3 twice, junk
+    episode = make_episode([["2401.00001", "2402.00009"]], ["2402.00009", "2401.00002", "2401.00001", "2401.00001v2", "junk"])
+    scores = [score_episode(episode, instance), score_episode(None, instance)]
+    assert submission_sources(scores) == {
+        "submitted": 3, "submitted_surfaced": 2, "hits": 2, "hits_surfaced": 1, "distinct_submitted": 3,
+        "targets_exposed_to": {"T1": 0, "T2": 0, "T3": 1}}
+    assert aggregate(scores)["sources"] == submission_sources(scores)
