@@ -53,8 +53,11 @@ def test_compare_prints_counts_funnel_and_differences(two_runs, capsys):
     assert diff["diff"] == pytest.approx(0.5) and diff["low"] <= 0.5 <= diff["high"]
     assert (diff["win"], diff["tie"], diff["loss"]) == (3, 3, 0)
     assert report["runs"]["sft"]["summary"]["zero_exposure"] == pytest.approx(2 / 6)
-    # the order of a report is counts, then the funnel, then the end-to-end table
-    assert printed.index("Counts") < printed.index("Funnel") < printed.index("End to end")
+    # where submissions came from: sft's four labels, each returned first; "2399.…" (month 99) is no id
+    sources = report["runs"]["sft"]["summary"]["sources"]
+    assert (sources["submitted"], sources["submitted_surfaced"], sources["hits"], sources["hits_surfaced"]) == (4, 4, 4, 4)
+    # the order of a report is counts, then the funnel, the end-to-end table, where submissions came from
+    assert printed.index("Counts") < printed.index("Funnel") < printed.index("End to end") < printed.index("Where submissions")
     assert "0.167" in printed and "0.667" in printed and "+0.500 [" in printed
     assert set(report["slices"]["flagged"]) == {"clean", "flagged"}
     assert (out_dir / "r.md").read_text().startswith("## Counts")
