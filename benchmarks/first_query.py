@@ -31,9 +31,10 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from benchmarks.common import finish  # noqa: E402
 
 
-def first_keyword_turns(rows: list[dict]) -> list[dict]:
-    """Each row as its opening messages followed directly by its first search that is not the
-    brief's first sentence (rows without one are left out)."""
+def first_keyword_turns(rows: list[dict]) -> list[tuple[dict, str]]:
+    """(row, query) for each row: the row as its opening messages followed directly by its first
+    search that is not the brief's first sentence, and that search's query (rows without one are
+    left out)."""
     from hindsight.policy.scripted import first_sentence_query
     from hindsight.prompts import brief_from_messages
 
@@ -47,7 +48,7 @@ def first_keyword_turns(rows: list[dict]) -> list[dict]:
             arguments = call.get("arguments")
             arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
             if call.get("name") == "search_papers" and arguments.get("query") != sentence:
-                cut.append({"messages": [*opening, message], "tools": row.get("tools")})
+                cut.append(({"messages": [*opening, message], "tools": row.get("tools")}, arguments.get("query")))
                 break
     return cut
 
@@ -87,12 +88,11 @@ def main(argv: list[str] | None = None) -> dict:
     rng = random.Random(args.seed)
     _, instances, _ = load_benchmark(args.data)
     subproblem = {inst.brief: inst.audit["subproblem"] for inst in instances}
-    rows = first_keyword_turns(read_rows(args.sft))
+    turns = first_keyword_turns(read_rows(args.sft))
+    rows = [row for row, _ in turns]
     wanted = collections.defaultdict(set)    # subproblem -> the teacher's first keyword queries
-    for row in rows:
-        arguments = row["messages"][-1]["tool_calls"][0]["function"]["arguments"]
-        arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
-        wanted[subproblem[brief_from_messages(row["messages"])]].add(arguments.get("query"))
+    for row, query in turns:
+        wanted[subproblem[brief_from_messages(row["messages"])]].add(query)
 
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     if args.template != "model":
