@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindsight.metrics import canonical_submission, eligible_gains
+from hindsight.metrics import MALFORMED, canonical_submission, eligible_gains
 from hindsight.runs import Run
 from hindsight.schema import Instance
 
@@ -31,7 +31,7 @@ def write_run_file(run: Run, instances: list[Instance], path: Path) -> Path:
                 continue
             ranked = canonical_submission([p.id for p in episode.submission])
             for rank, paper_id in enumerate(ranked, start=1):
-                doc = paper_id.replace("<malformed:", "malformed-").rstrip(">")
+                doc = paper_id.replace(MALFORMED, "malformed-").rstrip(">")
                 handle.write(f"{instance.id} Q0 {doc} {rank} {len(ranked) - rank + 1} {run.name}\n")
     return path
 

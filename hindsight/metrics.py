@@ -71,10 +71,13 @@ def oracle_gain(ids: Iterable[str], gains: dict[str, float], k: int = K) -> floa
     return dcg(found[:k]) / ideal
 
 
+MALFORMED = "<malformed:"   # the marker a malformed submitted id leaves in its slot
+
+
 def canonical_submission(ids: Iterable[str], k: int = K) -> list[str]:
     """Base ids in submitted order; a malformed id keeps its slot as a unique never-relevant
     marker; duplicates keep their first rank; cut at k."""
-    canonical = [normalize_arxiv_id(pid) or f"<malformed:{i}>" for i, pid in enumerate(ids)]
+    canonical = [normalize_arxiv_id(pid) or f"{MALFORMED}{i}>" for i, pid in enumerate(ids)]
     return _unique(canonical)[:k]
 
 
@@ -125,7 +128,7 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
         "zero_exposure": not any(pid in gains for pid in exposed), "calls": episode.calls,
         "prefix_curve": prefix_curve(per_step, gains),
         # where the submission came from: ids a search of this episode had returned, or not
-        "submission": [pid for pid in submitted if not pid.startswith("<malformed:")],
+        "submission": [pid for pid in submitted if not pid.startswith(MALFORMED)],
         "submitted_surfaced": len(surfaced), "hits_surfaced": hits_at_k(surfaced, gains, k),
         "exposed_tiers": sorted({tiers[pid] for pid in exposed if pid in gains}),
     }
