@@ -8,7 +8,7 @@ TORCH_SPEC ?= torch==2.13.0
 EXTRAS ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: venv test demo bench clean
+.PHONY: venv test test-quick demo bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ venv: $(VENV)/.installed-$(EXTRAS)
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# The quick loop: leaves out the real-model and other slow tests (about 2 minutes).
+test-quick: venv
+	$(BIN)/python -m pytest -q -m "not slow and not real_model and not slurm"
 
 # The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 12 minutes on 2 cores once .venv exists).
 demo: $(VENV)/.installed-train

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
 
-from eval.comparison import ComparisonError, compare_runs  # noqa: E402
+from eval.comparison import OVERLAP, ComparisonError, compare_runs, demonstrated_ids  # noqa: E402
 from eval.tables import render  # noqa: E402
 from hindsight.data import InstanceError, load_instances  # noqa: E402
 from hindsight.jsonl import sha256_file  # noqa: E402
@@ -66,6 +66,10 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
     parser.add_argument("--slice", action="append", default=[],
                         help="also report nDCG@10 by this field: split, flagged, labels, or any instance field "
                              "(dotted, e.g. audit.topic); repeatable")
+    if several_runs:
+        parser.add_argument("--training-set", type=Path, metavar="SFT_JSONL",
+                            help="the SFT set the student was trained on: adds the overlap slice (eval targets with "
+                                 "and without an antecedent that a training demonstration showed)")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     return parser
@@ -74,7 +78,11 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
 def execute(args: argparse.Namespace) -> int:
     try:
         runs, instances = load_for_comparison(args.runs, args.runs_dir, args.instances)
-        report = compare_runs(runs, instances, n=args.resamples, seed=args.seed, slices=tuple(args.slice))
+        training_set = getattr(args, "training_set", None)
+        demonstrated = demonstrated_ids(training_set) if training_set else None
+        slices = tuple(args.slice) + ((OVERLAP,) if training_set and OVERLAP not in args.slice else ())
+        report = compare_runs(runs, instances, n=args.resamples, seed=args.seed, slices=slices,
+                              demonstrated=demonstrated)
     except (ComparisonError, RunError, InstanceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -107,7 +108,38 @@ def paired_differences(a: list[dict], b: list[dict], n: int = 10_000, seed: int 
     return out
 
 
-def slice_value(instance: Instance, score: dict, field: str) -> str:
+OVERLAP = "overlap"
+
+
+def demonstrated_ids(sft_path) -> set[str]:
+    """Every paper id a demonstration of the SFT set shows: returned by its searches or submitted."""
+    from hindsight.ids import normalize_arxiv_id
+    from hindsight.jsonl import read_jsonl
+
+    seen: set[str] = set()
+    for line_no, row, error in read_jsonl(sft_path):
+        if error or not isinstance(row, dict):
+            raise ComparisonError(f"{sft_path}:{line_no}: {error or 'not an SFT row'}")
+        for message in row.get("messages", []):
+            if message.get("role") == "tool":
+                try:
+                    results = json.loads(message["content"]).get("results", [])
+                except (json.JSONDecodeError, AttributeError):
+                    continue
+                seen.update(str(hit.get("id")) for hit in results if isinstance(hit, dict))
+            for call in message.get("tool_calls") or []:
+                arguments = call["function"]["arguments"]
+                arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+                seen.update(str(paper.get("id")) for paper in arguments.get("papers", []) if isinstance(paper, dict))
+    return {pid for pid in map(normalize_arxiv_id, seen) if pid}
+
+
+def slice_value(instance: Instance, score: dict, field: str, demonstrated: set[str] | None = None) -> str:
+    if field == OVERLAP:
+        if demonstrated is None:
+            raise ComparisonError("the overlap slice needs the SFT set the student was trained on (--training-set)")
+        shown = sum(label.id in demonstrated for label in instance.labels)
+        return "antecedent in training demos" if shown else "no antecedent in training demos"
     if field == "flagged":
         return "flagged" if instance.audit.get("flagged") else "clean"
     if field == "labels":
@@ -124,7 +156,8 @@ def _natural(item: tuple[str, list]) -> tuple:
 
 
 def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, seed: int = 0,
-                 slices: tuple[str, ...] = ()) -> dict:
+                 slices: tuple[str, ...] = (), demonstrated: set[str] | None = None) -> dict:
+    """`demonstrated`: the paper ids of the SFT set, for the training-antecedent overlap slice."""
     if len(runs) < 1:
         raise ComparisonError("name at least one run")
     check_comparable(runs)
@@ -138,7 +171,7 @@ def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, se
     for field in slices:
         groups: dict[str, list[int]] = defaultdict(list)
         for i, instance in enumerate(instances):
-            groups[slice_value(instance, scores[base][i], field)].append(i)
+            groups[slice_value(instance, scores[base][i], field, demonstrated)].append(i)
         report["slices"][field] = {
             value: {"targets": len(rows),
                     "ndcg10": {name: aggregate([scores[name][i] for i in rows])["ndcg10"] for name in scores},

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hindsight.data import load_benchmark
 from hindsight.jsonl import sha256_file
+from hindsight.models.gguf import model_provenance
 from hindsight.policy import make_policy
 from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions
@@ -44,6 +45,9 @@ def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | N
     if not _same_model(trained_on, policy_model):
         raise ValueError(f"{manifest_path}: the adapter was trained on {trained_on}, but policy.model is "
                          f"{policy_model}; set policy.model={trained_on}")
+    if manifest.get("gguf_sha256") and manifest["gguf_sha256"] != model_provenance(policy_model).get("gguf_sha256"):
+        raise ValueError(f"{manifest_path}: the adapter was trained on a GGUF file with sha256 "
+                         f"{manifest['gguf_sha256'][:12]}…, but {policy_model} now holds other weights")
     return policy_model, str(output)
 
 
@@ -58,7 +62,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
         model, adapter = trained_student(student, recipe.policy.model)
         recipe = replace(recipe, policy=replace(recipe.policy, model=model))
     corpus, instances, report = load_benchmark(recipe.data.source)
-    chosen = select_instances(instances, split or recipe.data.split, limit)
+    chosen = select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets)
     run_dir = Path(recipe.runs_dir) / name
     run_dir.mkdir(parents=True, exist_ok=True)
     digest = write_instances(run_dir / "instances.jsonl", chosen)

@@ -2,7 +2,7 @@
 
 Two runs are comparable only when their protocol hashes match. The hash covers the tool
 schemas, returned fields and abstract truncation, k, the budget, the prompt text, the scorer
-version and the search backend with its corpus hash (DESIGN §4).
+version, how text replies are read for tool calls, and the search backend with its corpus hash.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from hindsight.config import from_mapping
 
 SCORER_VERSION = "1"
 RESULT_FIELDS = ("id", "title", "date", "abstract")
+TOOL_CALL_READINGS = ("template", "lenient")
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,15 @@ class ProtocolConfig:
     max_submit: int = 10             # most papers one submission may list
     read_paper: bool = False         # the full-tool variant adds read_paper(id)
     max_malformed: int = 3           # consecutive unreadable replies that end an episode as `malformed`
+    tool_calls: str = "template"     # how text replies are read: "template" (the chat template's own
+                                     # format) or "lenient" (also fenced JSON and call objects in prose)
 
     def __post_init__(self):
         for name in ("k", "budget", "abstract_words", "max_query_words", "max_submit", "max_malformed"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.tool_calls not in TOOL_CALL_READINGS:
+            raise ValueError(f"tool_calls must be one of {', '.join(TOOL_CALL_READINGS)}; got {self.tool_calls!r}")
         unknown = [f for f in self.fields if f not in RESULT_FIELDS]
         if unknown or "id" not in self.fields:
             raise ValueError(f"fields must include 'id' and come from {', '.join(RESULT_FIELDS)}; got {list(self.fields)}")

@@ -28,6 +28,7 @@ STAGE_SECTIONS = ("distill", "train")
 class DataConfig:
     source: str = "world"            # a native folder, a DeepScholar-Bench folder, or world[:SEED]
     split: str = "eval"              # the split eval/run.py evaluates
+    max_targets: int | None = None   # eval/run.py: only the first N targets of that split (a smaller experiment)
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ import datetime as dt
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from hindsight.env import SearchEnv
 from hindsight.policy.base import Conversation, IndependentPolicy, Policy, Turn
+from hindsight.policy.parsing import read_leniently
 from hindsight.prompts import MALFORMED_REPLY, initial_messages, prompt_texts
 from hindsight.protocol import ProtocolConfig
 from hindsight.schema import Episode, Task
@@ -72,8 +73,17 @@ def _append(handle, episode: Episode) -> None:
     os.fsync(handle.fileno())
 
 
-def _apply(live: Live, turn: Turn, max_malformed: int) -> None:
+def _read(turn: Turn, config: ProtocolConfig) -> Turn:
+    """The protocol's reading of a text reply: a lenient protocol also takes fenced or embedded calls."""
+    if turn.calls or turn.failure or config.tool_calls != "lenient":
+        return turn
+    parsed = read_leniently(turn.content or turn.text)  # content: an API reply's text is the whole message
+    return replace(turn, content=parsed.text, calls=parsed.calls, parse_error=None) if parsed.calls else turn
+
+
+def _apply(live: Live, turn: Turn, config: ProtocolConfig) -> None:
     """Feed one assistant turn to the environment and extend the conversation."""
+    turn, max_malformed = _read(turn, config), config.max_malformed
     live.prompt_tokens += turn.prompt_tokens
     live.completion_tokens += turn.completion_tokens
     if turn.cost_usd is not None:
@@ -153,9 +163,9 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     with open(episodes_path, "a", encoding="utf-8") as handle:
         log = _Log(handle, bar, policy)
         if isinstance(policy, IndependentPolicy):
-            asyncio.run(_advance_independently(policy, pending, begin, config.max_malformed, log, batch_size))
+            asyncio.run(_advance_independently(policy, pending, begin, config, log, batch_size))
         else:
-            _advance_in_lockstep(policy, pending, begin, config.max_malformed, log, batch_size)
+            _advance_in_lockstep(policy, pending, begin, config, log, batch_size)
     bar.close()
     manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
@@ -180,7 +190,7 @@ class _Log:
         self.bar.set_postfix(calls_per_ep=f"{self.calls / self.finished:.1f}", cost=f"${self.cost:.2f}", refresh=False)
 
 
-def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, max_malformed: int, log: _Log,
+def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, config: ProtocolConfig, log: _Log,
                          batch_size: int) -> None:
     for start in range(0, len(pending), batch_size):
         live = [begin(task) for task in pending[start:start + batch_size]]
@@ -190,13 +200,13 @@ def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, max_malform
             except Exception as exc:  # a policy crash ends these episodes as errors, never silently
                 turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
             for item, turn in zip(live, turns):
-                _apply(item, turn, max_malformed)
+                _apply(item, turn, config)
                 if item.status is not None:
                     log.finish(item)
             live = [item for item in live if item.status is None]
 
 
-async def _advance_independently(policy: IndependentPolicy, pending: list[Task], begin, max_malformed: int,
+async def _advance_independently(policy: IndependentPolicy, pending: list[Task], begin, config: ProtocolConfig,
                                  log: _Log, live_at_once: int) -> None:
     queue = iter(pending)  # shared by the workers; each takes the next target when its episode ends
 
@@ -208,7 +218,7 @@ async def _advance_independently(policy: IndependentPolicy, pending: list[Task],
                     turn = await policy.act_one(item.conversation, item.env.tools)
                 except Exception as exc:  # as in lockstep: the episode ends as an error
                     turn = Turn(failure=f"error: {type(exc).__name__}: {exc}")
-                _apply(item, turn, max_malformed)
+                _apply(item, turn, config)
             log.finish(item)
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(live_at_once, len(pending))))))

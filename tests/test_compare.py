@@ -147,3 +147,39 @@ def test_ten_thousand_targets_compare_in_under_ten_seconds(tmp_path):
         elapsed = time.process_time() - start
     assert report["differences"]["sft - base"]["ndcg10"]["low"] > 0
     assert elapsed < 10, f"comparison took {elapsed:.1f}s of CPU time"
+
+
+def sft_row(returned: list[str], submitted: list[str]) -> dict:
+    """An SFT row whose one search returned `returned` and whose submission lists `submitted`."""
+    return {"messages": [
+        {"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "search_papers", "arguments": {"query": "q"}}}]},
+        {"role": "tool", "tool_call_id": "c0", "name": "search_papers",
+         "content": json.dumps({"results": [{"id": pid} for pid in returned]})},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "submit_answer", "arguments": json.dumps(
+                {"papers": [{"id": pid} for pid in submitted]})}}]}], "tools": []}
+
+
+def test_the_overlap_slice_splits_targets_by_antecedents_seen_in_training_demonstrations(two_runs, capsys):
+    # t1's label was returned by a demonstration's search, t2's submitted (with a version suffix); no other label shows
+    training = write_jsonl(two_runs / "sft.jsonl", [sft_row([label_id(1, 0), "2399.00001"], []),
+                                                    sft_row([], [label_id(2, 0) + "v2"])])
+    out = two_runs / "r.json"
+    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
+                         "--training-set", str(training), "--json", str(out)]) == 0
+    groups = json.loads(out.read_text())["slices"]["overlap"]
+    assert {name: group["targets"] for name, group in groups.items()} == {
+        "antecedent in training demos": 2, "no antecedent in training demos": 4}
+    # sft finds t1 and t2 at rank 1, base neither
+    assert groups["antecedent in training demos"]["ndcg10"] == {"base": 0.0, "sft": 1.0}
+    assert "overlap" in capsys.readouterr().out
+
+
+def test_the_overlap_slice_without_a_training_set_is_refused(two_runs):
+    from eval.comparison import ComparisonError
+
+    runs = [load_run(two_runs / "runs" / name) for name in ("base", "sft")]
+    with pytest.raises(ComparisonError, match="needs the SFT set"):
+        compare_runs(runs, load_instances(runs[0].instances_path), n=10, slices=("overlap",))

@@ -169,6 +169,7 @@ def test_protocol_hash_changes_with_everything_it_covers(backend):
         protocol_hash(ProtocolConfig(abstract_words=50), backend.describe(), {"system": "S"}),
         protocol_hash(ProtocolConfig(fields=("id", "title")), backend.describe(), {"system": "S"}),
         protocol_hash(ProtocolConfig(read_paper=True), backend.describe(), {"system": "S"}),
+        protocol_hash(ProtocolConfig(tool_calls="lenient"), backend.describe(), {"system": "S"}),
         protocol_hash(ProtocolConfig(), {**backend.describe(), "corpus_hash": "other"}, {"system": "S"}),
         protocol_hash(ProtocolConfig(), backend.describe(), {"system": "S."}),
         protocol_hash(ProtocolConfig(), backend.describe(), {"system": "S"}, scorer_version="2"),

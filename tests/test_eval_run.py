@@ -115,3 +115,29 @@ def test_a_student_folder_without_a_training_manifest_is_named(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="train_manifest.json does not exist"):
         trained_student(tmp_path / "nothing", "Qwen/Qwen3-0.6B")
+
+
+def test_an_adapter_trained_on_other_gguf_weights_is_refused(tmp_path):
+    from eval.evaluation import trained_student
+    from hindsight.jsonl import sha256_file
+
+    model = tmp_path / "student.gguf"
+    model.write_bytes(b"GGUF weights as they were at training time")
+    adapter = write_training_manifest(tmp_path / "sft", lora=True, base_model=str(model))
+    manifest = json.loads((tmp_path / "sft" / "train_manifest.json").read_text())
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, "gguf_sha256": sha256_file(model)}))
+    assert trained_student(tmp_path / "sft", str(model)) == (str(model), str(adapter))
+    model.write_bytes(b"GGUF weights replaced in place")
+    with pytest.raises(ValueError, match="now holds other weights"):
+        trained_student(tmp_path / "sft", str(model))
+
+
+def test_data_max_targets_evaluates_the_first_n_targets_of_the_split(tmp_path):
+    from eval.evaluation import evaluate
+    from hindsight.recipe import load_recipe
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"data: {{source: world, max_targets: 3}}\nruns_dir: {tmp_path / 'runs'}\n")
+    run_dir = evaluate(load_recipe(recipe), "oneshot", progress=False)
+    assert len((run_dir / "episodes.jsonl").read_text().splitlines()) == 3
+    assert json.loads((run_dir / "manifest.json").read_text())["instances"]["count"] == 3

@@ -25,6 +25,7 @@ class TrainConfig:
     chat_template: str | None = None         # a .jinja file; default: the model's own
     enable_thinking: bool = False            # must match how the evaluator renders prompts
     data: str | None = None                  # the SFT set; default <distill.out_dir>/sft.jsonl
+    max_examples: int | None = None          # only the first N rows of it (a smoke test, a CPU-sized run)
     output_dir: str = "outputs/sft"
     lora: dict | None = field(default_factory=dict)   # LoraSettings fields; null = full fine-tuning
     learning_rate: float = 5e-6

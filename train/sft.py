@@ -22,6 +22,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 
 from hindsight.config import ConfigError  # noqa: E402
 from hindsight.jsonl import sha256_file  # noqa: E402
+from hindsight.models.gguf import model_provenance, resolve_model  # noqa: E402
 from hindsight.provenance import git_commit, software_versions  # noqa: E402
 from hindsight.recipe import add_recipe_arguments, load_recipe  # noqa: E402
 from train.config import TrainConfig  # noqa: E402
@@ -40,7 +41,7 @@ def load_tokenizer(cfg: TrainConfig):
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(cfg.base_model, revision=cfg.revision)
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision)
     except (OSError, ValueError) as exc:
         raise FileNotFoundError(f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
                                 f"that could be loaded ({str(exc).splitlines()[0]})") from None
@@ -71,7 +72,8 @@ def train(recipe, cfg: TrainConfig) -> dict:
 
     tokenizer = load_tokenizer(cfg)
     source = data_path(cfg, recipe)
-    examples, report = encode_rows(read_rows(source), tokenizer, cfg.max_length, cfg.max_drop_share,
+    rows = read_rows(source)[: cfg.max_examples or None]
+    examples, report = encode_rows(rows, tokenizer, cfg.max_length, cfg.max_drop_share,
                                    cfg.enable_thinking, source=str(source))
     summary = report.summary()
     print(f"SFT set {source}: {summary['rows']} rows → {summary['examples']} examples, "
@@ -83,7 +85,7 @@ def train(recipe, cfg: TrainConfig) -> dict:
     peft_config = None if lora is None else LoraConfig(
         r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
         task_type="CAUSAL_LM", bias="none")
-    model = AutoModelForCausalLM.from_pretrained(cfg.base_model, revision=cfg.revision, dtype="auto")
+    model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
     args = SFTConfig(
         output_dir=cfg.output_dir, num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
@@ -99,7 +101,8 @@ def train(recipe, cfg: TrainConfig) -> dict:
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     manifest = {
-        "base_model": cfg.base_model, "revision": cfg.revision, "output": str(adapter_dir),
+        "base_model": cfg.base_model, "revision": cfg.revision, **model_provenance(cfg.base_model),
+        "output": str(adapter_dir),
         "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
         "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": cfg.enable_thinking,
         "data": {"path": str(source), "sha256": sha256_file(source), **summary},

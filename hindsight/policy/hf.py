@@ -4,6 +4,7 @@ every live episode, seedable sampling, and an optional PEFT adapter that must ch
 from __future__ import annotations
 
 from hindsight.policy.base import Conversation, Turn
+from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.chat import ChatRenderer
 from hindsight.provenance import folder_fingerprint
 
@@ -42,7 +43,7 @@ def describe_weights_policy(policy) -> dict:
             "seed": policy.seed, "enable_thinking": policy.enable_thinking,
             # a local folder retrained in place keeps its name: these tell the runs apart
             "model_fingerprint": folder_fingerprint(policy.model_id),
-            "adapter_fingerprint": folder_fingerprint(policy.adapter)}
+            "adapter_fingerprint": folder_fingerprint(policy.adapter), **model_provenance(policy.model_id)}
 
 
 class HFPolicy:
@@ -58,12 +59,13 @@ class HFPolicy:
         self.model_id, self.adapter, self.revision = model, adapter, revision
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.enable_thinking = enable_thinking
-        self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+        weights = resolve_model(model)  # a .gguf file becomes its dequantised folder
+        self.tokenizer = AutoTokenizer.from_pretrained(weights, revision=revision)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=dtype).to(device).eval()
+        self.model = AutoModelForCausalLM.from_pretrained(weights, revision=revision, dtype=dtype).to(device).eval()
         if adapter:
             from peft import PeftModel
 

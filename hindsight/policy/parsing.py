@@ -3,6 +3,11 @@
 Qwen: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (any number, optional `<think>`
 block first). Llama 3: the reply is one JSON object `{"name": ..., "parameters": {...}}`
 (optionally after `<|python_tag|>`). `auto` tries Qwen's tags, then a bare JSON object.
+
+`read_leniently` also accepts what models that were never taught the template's format write:
+a fenced code block holding the call (```json {"name": ..., "arguments": ...} ```), or a call
+object anywhere in the reply. Whether a protocol reads replies that way is its `tool_calls`
+setting, part of the protocol hash, so both arms of a comparison read the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 
 _QWEN = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _THINK = re.compile(r"<think>.*?</think>", re.S)
+_FENCE = re.compile(r"```[A-Za-z_]*[ \t]*\n?(.*?)```", re.S)
 
 
 @dataclass
@@ -70,3 +76,33 @@ def parse_tool_calls(text: str, style: str = "auto") -> Parsed:
             if call is not None:
                 return Parsed(calls=[call])
     return Parsed(error="no tool call found" if visible else "empty reply", text=visible)
+
+
+def _call_objects(text: str) -> list[ToolCall]:
+    """Every JSON object in `text` that reads as a tool call, left to right."""
+    decoder, calls, at = json.JSONDecoder(), [], text.find("{")
+    while at != -1:
+        try:
+            obj, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            at = text.find("{", at + 1)
+            continue
+        call = _from_object(obj)
+        if call is not None:
+            calls.append(call)
+        at = text.find("{", end)
+    return calls
+
+
+def read_leniently(text: str, style: str = "auto") -> Parsed:
+    """The template's format first; failing that, calls in fenced code blocks, then call objects
+    anywhere in the reply."""
+    strict = parse_tool_calls(text, style)
+    if strict.calls:
+        return strict
+    visible = _THINK.sub("", text).strip()
+    fenced = [call for body in _FENCE.findall(visible) for call in _call_objects(body)]
+    if fenced:
+        return Parsed(calls=fenced, text=_FENCE.sub("", visible).strip())
+    anywhere = _call_objects(visible)
+    return Parsed(calls=anywhere) if anywhere else strict

@@ -8,6 +8,7 @@ are parsed by the same tool-call parser. Only `engine()` needs a GPU.
 
 from __future__ import annotations
 
+from hindsight.models.gguf import resolve_model
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
 from hindsight.policy.hf import PROBE, AdapterError, describe_weights_policy
@@ -28,9 +29,10 @@ class VLLMPolicy:
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.enable_thinking, self.max_context, self.max_lora_rank = enable_thinking, max_context, max_lora_rank
         self.gpu_memory_utilization = gpu_memory_utilization
+        self.weights = resolve_model(model) if engine is None or tokenizer is None else model
         if tokenizer is None:
             from transformers import AutoTokenizer
-            tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+            tokenizer = AutoTokenizer.from_pretrained(self.weights, revision=revision)
         self.renderer = ChatRenderer(tokenizer, enable_thinking, tool_style)
         self._engine, self._request_types = engine, request_types
         self.turns = 0
@@ -66,7 +68,7 @@ class VLLMPolicy:
         if self._engine is None:
             from vllm import LLM
 
-            self._engine = LLM(model=self.model_id, revision=self.revision, enable_lora=bool(self.adapter),
+            self._engine = LLM(model=self.weights, revision=self.revision, enable_lora=bool(self.adapter),
                                max_lora_rank=self.max_lora_rank, seed=self.seed, max_model_len=self.max_context,
                                gpu_memory_utilization=self.gpu_memory_utilization)
             if self.adapter:

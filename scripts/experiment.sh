@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The matched Base-vs-hindsight-SFT experiment for any recipe whose student already exists
+# (a hub id, a model folder or a .gguf file):
+#   bash scripts/experiment.sh recipes/qwen05_world.yaml            # every stage
+#   bash scripts/experiment.sh recipes/qwen05_world.yaml train eval  # some stages again
+# Stages: model world distill train eval compare. Every stage is resumable: run the same command
+# again after a crash and finished work is kept (distillation and evaluation resume per target,
+# training from its last checkpoint, a finished training is not redone).
+# Variables: PYTHON (python), THREADS (torch threads, default: every core), RECIPE_SETS (extra
+# section.key=value overrides, space-separated), MODELS_FETCH (../shared/models/fetch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RECIPE="${1:?usage: scripts/experiment.sh RECIPE [stage ...]}"; shift
+PYTHON="${PYTHON:-python}"
+MODELS_FETCH="${MODELS_FETCH:-../shared/models/fetch}"
+source scripts/recipe_sets.sh
+export TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS="${THREADS:-$(nproc)}"
+
+get() { "$PYTHON" -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get "$1"; }
+say() { printf '\n== %s [%s]\n' "$1" "$(date +%T)"; }
+
+stage_model() {
+  local model
+  model="$(get policy.model)"; model="${model/#\~/$HOME}"
+  say "model: $model"
+  if [[ "$model" == *.gguf && ! -f "$model" && -x "$MODELS_FETCH" ]]; then
+    # ../shared/models/fetch knows the project's real test models by name, e.g. qwen2.5-coder-0.5b-instruct
+    local name; name="$(basename "$model" .gguf)"; name="${name%-q*}"
+    HINDSIGHT_MODELS="$(dirname "$model")" "$MODELS_FETCH" "$name"
+  fi
+  if [[ "$model" == *.gguf ]]; then "$PYTHON" -m hindsight.models.gguf "$model"; fi
+}
+
+stage_world() {
+  say "world: instances and corpus"
+  "$PYTHON" -m hindsight.data "$(get data.source)"
+}
+
+stage_distill() {
+  say "distill: privileged teacher → replay validation → dev-frozen selection"
+  "$PYTHON" distill/teacher.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" distill/replay.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" distill/select.py "$RECIPE" "${SETS[@]}"
+}
+
+stage_train() {
+  local out sft
+  out="$(get train.output_dir)"; sft="$(get distill.out_dir)/sft.jsonl"
+  if [[ -f "$out/train_manifest.json" && "$out/train_manifest.json" -nt "$sft" ]]; then
+    say "train: $out is already trained on $sft (delete it to train again)"; return
+  fi
+  say "train: hindsight SFT of the student on the selected demonstrations"
+  "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}"
+}
+
+stage_eval() {
+  say "eval: base and the SFT student on the held-out targets, one protocol"
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name base
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --student "$(get train.output_dir)"
+}
+
+stage_compare() {
+  local runs
+  runs="$(get runs_dir)"
+  say "compare: the exposure → selection → ranking funnel, paired bootstrap intervals"
+  "$PYTHON" eval/compare.py base sft --runs-dir "$runs" --plots "$runs/plots" --training-set "$(get distill.out_dir)/sft.jsonl" \
+    --markdown "$runs/comparison.md" --json "$runs/comparison.json"
+}
+
+STAGES=(model world distill train eval compare)
+if [[ $# -gt 0 ]]; then STAGES=("$@"); fi
+start=$SECONDS
+for stage in "${STAGES[@]}"; do
+  declare -F "stage_$stage" > /dev/null || { echo "unknown stage $stage; stages: ${STAGES[*]}" >&2; exit 2; }
+  t0=$SECONDS
+  "stage_$stage"
+  echo "-- $stage took $((SECONDS - t0)) s"
+done
+echo "experiment finished in $((SECONDS - start)) s; table: $(get runs_dir)/comparison.md"
