@@ -22,7 +22,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from benchmarks.common import finish  # noqa: E402
 
 from distill.config import DistillConfig  # noqa: E402
-from distill.prompts import private_block  # noqa: E402
+from distill.prompts import private_texts  # noqa: E402
 from distill.replay import Validator, validate_all  # noqa: E402
 from distill.teacher import generate_candidates  # noqa: E402
 from hindsight.data import load_benchmark  # noqa: E402
@@ -56,9 +56,8 @@ def main(argv: list[str] | None = None) -> dict:
     corpus, instances, _ = load_benchmark(recipe.data.source)
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(work / "out" / "candidates" / "episodes.jsonl").values())
-    from distill.teacher import corpus_idf
-    idf = corpus_idf(corpus)
-    private = {iid: private_block(by_id[iid], idf) for iid in {c.instance_id.rpartition("#")[0] for c in candidates}}
+    private = private_texts([by_id[iid] for iid in {c.instance_id.rpartition("#")[0] for c in candidates}], corpus,
+                            DistillConfig())
     backend = BM25Backend(corpus)
     report = {"candidates": len(candidates)}
     for label in ("uncached", "cached"):

@@ -19,8 +19,9 @@ class DistillConfig:
     private_max: int = 12                # antecedents in the private block
     abstract_chars: int = 1200           # each private abstract is cut to this many characters
     ngram: int = 5                       # shared normalised n-gram length that flags private copying
-    title_share: float = 0.6             # share of a private title's words in one query that flags it
+    title_share: float = 0.6             # share of a private title's words that the queries may not spell out
     keep_quantile: float = 0.5           # the threshold keeps this share of dev candidates (flag-free)
+    max_rejected_share: float = 0.05     # selection fails if the leak audit drops more of the rows than this
     splits: tuple[str, ...] = ("train", "dev")
     max_targets: int | None = None       # per split, the earliest N (a pilot run)
     batch_size: int = 32                 # episodes in progress at once

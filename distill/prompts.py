@@ -43,3 +43,15 @@ def teacher_messages(task: Task, instance: Instance, idf: dict[str, float], limi
                           private_block(instance, idf, limit, abstract_chars)])
     return [{"role": "system", "content": system},
             {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)}]
+
+
+def private_texts(instances, corpus, cfg) -> dict:
+    """instance id -> hindsight.leaks.PrivateText: the private block exactly as the teacher got it
+    under the recipe's `distill` settings, for the validator and the audit alike."""
+    from distill.teacher import corpus_idf
+    from hindsight.leaks import PrivateText
+
+    idf = corpus_idf(corpus)
+    return {inst.id: PrivateText.build(private_block(inst, idf, cfg.private_max, cfg.abstract_chars),
+                                       inst.target.title, inst.target.id, inst.labels, cfg.ngram)
+            for inst in instances}

@@ -5,13 +5,19 @@ and score the replay.
     python distill/replay.py recipes/tiny.yaml
 
 Flags (a candidate may carry several):
-  malformed          unreadable or unknown actions, wrong argument types, over budget, no submission
-  private_copy       a query or rationale shares an n-gram (default 5 normalised words) with the
-                     private block, or holds most of a private title's words
-  identifying_query  a query holds an arXiv id, or most of the target's or an antecedent's title
+  malformed          unreadable or unknown actions, wrong argument types, several calls in one
+                     reply, over budget, no submission
+  private_copy       assistant text shares an n-gram (default 5 words) with the private block
+                     that the brief does not hold, or a rationale holds most of a private title
+  identifying_query  a query holds an arXiv id; the queries so far spell out most of the target's
+                     or an antecedent's title; a label's or the target's id anywhere in assistant
+                     text before a search returned it
   post_cutoff        a replayed result dated on or after the cutoff
-  unsurfaced         a submitted id that no earlier search in the replay returned
-  divergent          the replay's results differ from what the teacher saw
+  unsurfaced         a submitted or read id that no earlier search in the replay returned
+  divergent          the replay's results (ids and every field shown) or protocol differ from the
+                     teacher's
+Text is compared as hindsight.leaks folds it (look-alike letters, invisible characters,
+diacritics, hyphens, spellings, word forms), by the same function the leak audit uses.
 Only the replayed conversation (deployment prompt, the actions, the replayed results) can
 become training data. Output: <out_dir>/replays.jsonl and <out_dir>/flags.json.
 """
@@ -33,34 +39,13 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 
 from distill.config import DistillConfig  # noqa: E402
 from hindsight.env import SearchEnv  # noqa: E402
-from hindsight.ids import normalize_arxiv_id  # noqa: E402
+from hindsight.leaks import PrivateText, check_messages  # noqa: E402
 from hindsight.metrics import score_episode  # noqa: E402
 from hindsight.prompts import initial_messages, prompt_texts  # noqa: E402
 from hindsight.protocol import ProtocolConfig  # noqa: E402
 from hindsight.schema import Episode, Instance  # noqa: E402
 
 FLAGS = ("malformed", "private_copy", "identifying_query", "post_cutoff", "unsurfaced", "divergent")
-_ARXIV_LIKE = re.compile(r"\b\d{4}\.\d{4,5}(v\d+)?\b|\b[a-z\-]+(\.[A-Z]{2})?/\d{7}\b", re.I)
-_STOP = set("a an and are as at be by for from in into is it of on or the their this to via we with".split())
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
-
-
-@lru_cache(maxsize=100_000)
-def _title_words(title: str) -> frozenset[str]:
-    return frozenset(w for w in words(title) if w not in _STOP)
-
-
-def title_share(title: str, text: str) -> float:
-    """The share of a title's content words (3 or more of them) that `text` holds."""
-    title_words = _title_words(title)
-    return len(title_words & set(words(text))) / len(title_words) if len(title_words) >= 3 else 0.0
 
 
 class CachedBackend:
@@ -114,20 +99,16 @@ def candidate_actions(candidate: Episode, replay: Replay) -> list[tuple[str, obj
         calls = message.get("tool_calls") or []
         if not calls:
             replay.flag("malformed", "a reply without a tool call")
+        if len(calls) > 1:
+            replay.flag("malformed", f"a reply with {len(calls)} tool calls (one a reply is the protocol)")
         actions += [(call["function"]["name"], call["function"]["arguments"]) for call in calls]
     return actions
 
 
 class Validator:
-    def __init__(self, backend, config: ProtocolConfig, corpus, cfg: DistillConfig, private_texts: dict[str, str]):
+    def __init__(self, backend, config: ProtocolConfig, corpus, cfg: DistillConfig, private: dict[str, PrivateText]):
         self.backend, self.config, self.corpus, self.cfg = CachedBackend(backend), config, corpus, cfg
-        self.private_texts = private_texts  # instance id -> the exact private block the teacher saw
-        self._private_ngrams: dict[str, set] = {}
-
-    def private_ngrams(self, instance: Instance) -> set:
-        if instance.id not in self._private_ngrams:
-            self._private_ngrams[instance.id] = ngrams(words(self.private_texts.get(instance.id, "")), self.cfg.ngram)
-        return self._private_ngrams[instance.id]
+        self.private = private  # instance id -> what its teacher saw (hindsight.leaks.PrivateText)
 
     def replay(self, candidate: Episode, instance: Instance) -> Replay:
         result = Replay(candidate_id=candidate.instance_id, instance_id=instance.id, split=instance.split)
@@ -150,49 +131,40 @@ class Validator:
         episode.messages = messages
         if episode.status != "submitted":
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
-        self._check_text(episode, instance, result)
+        for finding in check_messages(messages, self.private[instance.id], task.brief, self.cfg.ngram, self.cfg.title_share):
+            result.flag(finding.flag, str(finding))
         self._check_results(episode, candidate, instance, result)
         result.actions, result.messages = len(actions), messages
         result.score = {k: v for k, v in score_episode(episode, instance).items() if k != "prefix_curve"}
         result.transcript_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
         return result
 
-    def _check_text(self, episode: Episode, instance: Instance, result: Replay) -> None:
-        private = self.private_ngrams(instance)
-        texts = [("query", s.args.get("query", "")) for s in episode.steps
-                 if s.tool == "search_papers" and isinstance(s.args, dict) and isinstance(s.args.get("query"), str)]
-        texts += [("rationale", p.rationale) for p in episode.submission]
-        for kind, text in texts:
-            shared = ngrams(words(text), self.cfg.ngram) & private
-            if shared:
-                result.flag("private_copy", f"{kind} {text!r} repeats {' '.join(next(iter(shared)))!r}")
-            for label in instance.labels:
-                if title_share(label.title, text) >= self.cfg.title_share:
-                    result.flag("private_copy", f"{kind} {text!r} holds most of a private title")
-            if kind != "query":
-                continue
-            if _ARXIV_LIKE.search(text):
-                result.flag("identifying_query", f"query {text!r} holds an arXiv id")
-            titles = [("the target", instance.target.title)] + [("an antecedent", lab.title) for lab in instance.labels]
-            for whose, title in titles:
-                if title_share(title, text) >= self.cfg.title_share:
-                    result.flag("identifying_query", f"query {text!r} holds {whose}'s title")
-
     def _check_results(self, episode: Episode, candidate: Episode, instance: Instance, result: Replay) -> None:
-        surfaced: set[str] = set()
         for step in episode.steps:
             for paper_id in step.returned_ids:
                 paper = self.corpus.get(paper_id) if self.corpus is not None else None
                 if paper is not None and paper.date >= instance.cutoff:
                     result.flag("post_cutoff", f"{paper_id} dated {paper.date}")
-            surfaced.update(step.returned_ids)
-        for paper in episode.submission:
-            if normalize_arxiv_id(paper.id) not in surfaced:
-                result.flag("unsurfaced", f"submitted {paper.id!r}, which no search returned")
-        seen = [s.returned_ids for s in candidate.steps if s.tool == "search_papers"]
-        again = [s.returned_ids for s in episode.steps if s.tool == "search_papers"]
+        if candidate.protocol_hash and candidate.protocol_hash != episode.protocol_hash:
+            result.flag("divergent", "the candidate was made under another protocol, corpus or search backend")
+        seen, again = shown_papers(candidate.messages), shown_papers(episode.messages)
         if seen != again[: len(seen)]:
-            result.flag("divergent", "replayed search results differ from the teacher's")
+            result.flag("divergent", "replayed results (ids or fields shown) differ from what the teacher saw")
+
+
+def shown_papers(messages: list[dict]) -> list:
+    """What each tool answer showed: the papers with every field, without the budget counter."""
+    shown = []
+    for message in messages:
+        if message.get("role") != "tool":
+            continue
+        try:
+            answer = json.loads(message.get("content") or "")
+        except json.JSONDecodeError:
+            answer = None
+        if isinstance(answer, dict) and ("results" in answer or "paper" in answer):
+            shown.append(answer.get("results", answer.get("paper")))
+    return shown
 
 
 def validate_all(candidates: list[Episode], instances: dict[str, Instance], validator: Validator) -> list[Replay]:
@@ -218,16 +190,14 @@ def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
     from hindsight.data import load_benchmark
     from hindsight.runs import read_episodes
 
-    from distill.prompts import private_block
-    from distill.teacher import corpus_idf
+    from distill.prompts import private_texts
 
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = load_benchmark(recipe.data.source)
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(Path(cfg.out_dir) / "candidates" / "episodes.jsonl").values())
-    idf = corpus_idf(corpus)
-    private = {iid: private_block(by_id[iid], idf, cfg.private_max, cfg.abstract_chars)
-               for iid in {c.instance_id.rpartition("#")[0] for c in candidates}}
+    private = private_texts([by_id[iid] for iid in {c.instance_id.rpartition("#")[0] for c in candidates}
+                             if iid in by_id], corpus, cfg)
     backend = recipe.search.build(corpus)
     validator = Validator(backend, recipe.protocol, corpus, cfg, private)
     start = time.perf_counter()

@@ -6,7 +6,9 @@ chosen on dev and frozen before any training.
 The threshold keeps the top `keep_quantile` of dev's flag-free candidates; it is written to
 <out_dir>/selection.json the first time and reused after (frozen). The SFT set
 (<out_dir>/sft.jsonl, `datasets`-loadable: `messages` with structured `tool_calls`, and `tools`)
-holds deployment transcripts only; it is written only if the leak audit finds nothing.
+holds deployment transcripts only. Every row is leak-audited first (distill/audit.py); a row with
+a finding is dropped and counted, and the run fails when more than `distill.max_rejected_share`
+of the rows would be dropped (then nothing is written).
 <out_dir>/candidates_manifest.jsonl records, per candidate: source instance, teacher, seed,
 score, action count, flags, transcript hash and whether it was selected.
 """
@@ -24,6 +26,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 import numpy as np  # noqa: E402
 
 from distill.audit import audit_file  # noqa: E402
+from distill.prompts import private_texts  # noqa: E402
 from distill.config import DistillConfig  # noqa: E402
 from hindsight.policy.base import candidate_index  # noqa: E402
 from hindsight.protocol import tool_schemas  # noqa: E402
@@ -59,8 +62,8 @@ def choose(replays: list[dict], threshold: float) -> dict[str, dict]:
     return best
 
 
-def select(recipe, instances_path: Path) -> dict:
-    from hindsight.data import load_instances
+def select(recipe) -> dict:
+    from hindsight.data import load_benchmark
 
     cfg = DistillConfig.from_recipe(recipe)
     out = Path(cfg.out_dir)
@@ -68,14 +71,26 @@ def select(recipe, instances_path: Path) -> dict:
     frozen = frozen_threshold(replays, cfg, out / "selection.json")
     chosen = choose(replays, frozen["threshold"])
     tools = tool_schemas(recipe.protocol)
+    order = sorted(chosen)
     staging = out / "sft.jsonl.partial"
     with open(staging, "w", encoding="utf-8") as handle:
-        for instance_id in sorted(chosen):
+        for instance_id in order:
             handle.write(json.dumps({"messages": chosen[instance_id]["messages"], "tools": tools}, ensure_ascii=False) + "\n")
-    findings = audit_file(staging, load_instances(instances_path))
-    if findings:
-        raise SelectionError(f"the leak audit found {len(findings)} problem(s); nothing written. First: {findings[0]}")
+    corpus, instances, _ = load_benchmark(recipe.data.source)
+    audit = audit_file(staging, instances, private_texts([i for i in instances if i.id in chosen], corpus, cfg),
+                       cfg.ngram, cfg.title_share)
+    (out / "audit.json").write_text(json.dumps({"rows": audit.rows, "rejected": audit.rejected,
+                                                "findings": audit.lines(out / "sft.jsonl")}, indent=2) + "\n")
+    if audit.rejected > cfg.max_rejected_share * max(audit.rows, 1):
+        raise SelectionError(f"the leak audit rejected {audit.rejected} of {audit.rows} rows, more than "
+                             f"distill.max_rejected_share {cfg.max_rejected_share:.0%}; nothing written "
+                             f"({out / 'audit.json'} lists them). First: {audit.lines(out / 'sft.jsonl')[0]}")
+    rejected = {order[row - 1] for row in audit.findings}
+    lines = staging.read_text(encoding="utf-8").splitlines(keepends=True)
+    staging.write_text("".join(line for instance_id, line in zip(order, lines) if instance_id not in rejected),
+                       encoding="utf-8")
     staging.replace(out / "sft.jsonl")
+    chosen = {iid: replay for iid, replay in chosen.items() if iid not in rejected}
     selected_ids = {r["candidate_id"] for r in chosen.values()}
     teacher = {"teacher": cfg.teacher, "model": cfg.model, "revision": recipe.policy.revision}
     with open(out / "candidates_manifest.jsonl", "w", encoding="utf-8") as handle:
@@ -87,13 +102,12 @@ def select(recipe, instances_path: Path) -> dict:
                                      "selected": r["candidate_id"] in selected_ids}) + "\n")
     train_targets = len({r["instance_id"] for r in replays if r["split"] == "train"})
     scores = [r["score"]["ndcg10"] for r in chosen.values()]
-    return {"threshold": frozen, "train_targets": train_targets, "selected": len(chosen),
+    return {"threshold": frozen, "train_targets": train_targets, "selected": len(chosen), "audit_rejected": len(rejected),
             "mean_selected_ndcg10": float(np.mean(scores)) if scores else None, "sft_set": str(out / "sft.jsonl")}
 
 
 def main(argv: list[str] | None = None) -> int:
     from hindsight.config import ConfigError
-    from hindsight.data import materialise
     from hindsight.recipe import add_recipe_arguments, load_recipe
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe, args.overrides)
-        summary = select(recipe, materialise(recipe.data.source) / "instances.jsonl")
+        summary = select(recipe)
     except (ConfigError, SelectionError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -109,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"threshold nDCG@10 ≥ {frozen['threshold']:.3f} ({'reused, frozen' if frozen['reused'] else 'chosen on'} "
           f"{frozen['dev_candidates']} dev candidates, keeping the top {frozen['keep_quantile']:.0%})\n"
           f"selected {summary['selected']} of {summary['train_targets']} train targets, mean nDCG@10 "
-          f"{summary['mean_selected_ndcg10']:.3f}; leak audit clean\nSFT set: {summary['sft_set']}")
+          f"{summary['mean_selected_ndcg10']:.3f}; the leak audit dropped {summary['audit_rejected']} row(s)\n"
+          f"SFT set: {summary['sft_set']}")
     return 0
 
 

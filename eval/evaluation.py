@@ -13,7 +13,7 @@ from hindsight.policy import make_policy
 from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import Recipe
-from hindsight.runner import run_episodes
+from hindsight.runner import RunDirError, run_episodes
 
 
 def select_instances(instances, split: str, limit: int | None):
@@ -25,10 +25,30 @@ def select_instances(instances, split: str, limit: int | None):
 
 
 def write_instances(path: Path, instances) -> str:
-    """The run's own target list: two runs over the same targets write the same bytes."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(inst.to_dict(), ensure_ascii=False) + "\n" for inst in instances)
+    """The run's own target list: two runs over the same targets write the same bytes. A run
+    folder that already holds another list is refused and left as it is."""
+    text = "".join(json.dumps(inst.to_dict(), ensure_ascii=False) + "\n" for inst in instances)
+    if path.exists() and path.read_text(encoding="utf-8") != text:
+        raise RunDirError(f"{path.parent} holds a run over other targets; choose another run name or delete the folder")
+    if not path.exists():
+        path.write_text(text, encoding="utf-8")
     return sha256_file(path)
+
+
+def check_rendering(manifest_path: Path, policy, enable_thinking: bool) -> None:
+    """Refuse a student trained on prompts rendered otherwise than the evaluator will render them."""
+    import hashlib
+
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("enable_thinking") is not None and manifest["enable_thinking"] != enable_thinking:
+        raise ValueError(f"{manifest_path}: the student was trained with enable_thinking={manifest['enable_thinking']}, "
+                         f"but policy.enable_thinking is {enable_thinking}")
+    renderer = getattr(policy, "renderer", None)
+    template = getattr(getattr(renderer, "tokenizer", None), "chat_template", None)
+    trained = manifest.get("chat_template_hash")
+    if trained and template and hashlib.sha256(template.encode()).hexdigest() != trained:
+        raise ValueError(f"{manifest_path}: the student was trained with another chat template than the one "
+                         f"{policy.name} renders prompts with; train and evaluate with the same template")
 
 
 def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | None]:
@@ -68,6 +88,8 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     digest = write_instances(run_dir / "instances.jsonl", chosen)
     backend = recipe.search.build(corpus)
     policy = make_policy(recipe.policy, recipe.protocol, adapter=adapter)
+    if student:
+        check_rendering(Path(student) / "train_manifest.json", policy, recipe.policy.enable_thinking)
     manifest = {"name": name, "recipe": recipe.to_dict(), "recipe_path": recipe.path, "adapter": adapter,
                 "student": student,
                 "scorer_version": SCORER_VERSION, "data_source": recipe.data.source,

@@ -47,6 +47,8 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
 
 def from_mapping(cls: type[T], data: dict | None, where: str) -> T:
     """Build dataclass `cls` from `data`; `where` (e.g. 'recipe.yaml: protocol') prefixes errors."""
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of keys to values, got {type(data).__name__} {data!r}")
     data = dict(data or {})
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))

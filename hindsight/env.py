@@ -49,6 +49,7 @@ class SearchEnv:
         self.steps: list[Step] = []
         self.submission: list[SubmittedPaper] = []
         self.status: str | None = None
+        self.surfaced: set[str] = set()   # ids this episode's searches returned: all read_paper may open
 
     # -- public surface -------------------------------------------------------------------------
 
@@ -73,6 +74,7 @@ class SearchEnv:
         self.steps.append(step)
         try:
             parsed = self._parse_args(tool, args)
+            step.args = parsed  # JSON-text arguments are logged as the object they were read as
             content = self._dispatch(tool, parsed, step)
         except ToolArgumentError as exc:
             step.error = str(exc)
@@ -128,6 +130,7 @@ class SearchEnv:
         if tool == "search_papers":
             hits = self._search(args)
             step.returned_ids = [hit.id for hit in hits]
+            self.surfaced.update(step.returned_ids)
             return json.dumps({"results": [self._render(hit) for hit in hits], "calls_left": self.calls_left},
                               ensure_ascii=False)
         if tool == "read_paper":
@@ -167,6 +170,11 @@ class SearchEnv:
         paper_id = args["id"]
         if not isinstance(paper_id, str):
             raise ToolArgumentError(f"id must be a string, got {type(paper_id).__name__}")
+        if normalize_arxiv_id(paper_id) not in self.surfaced:
+            # Reading only what a search showed keeps read_paper from being a way to reach a
+            # paper whose id the agent knows from elsewhere.
+            raise ToolArgumentError(f"read_paper opens only papers a search of this task returned; {paper_id!r} "
+                                    f"was not among them")
         corpus = getattr(self.backend, "corpus", None)
         paper = corpus.get(normalize_arxiv_id(paper_id) or "") if corpus is not None else None
         # A paper from after the cutoff is reported exactly like a missing one: no hint it exists.

@@ -14,8 +14,13 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, object, str | None]]:
     `.gz` files are decompressed."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with opener(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield line_no, None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                continue
             if not line.strip():
                 continue
             try:
@@ -34,6 +39,8 @@ def read_keyed(path: str | Path, parse, key, error: type[Exception], what: str, 
         where = f"{path}:{line_no}"
         if problem:
             raise error(f"{where}: {problem}{torn_hint}")
+        if not isinstance(record, dict):
+            raise error(f"{where}: a {what.split()[0]} record is a JSON object, not a {type(record).__name__}")
         try:
             parsed = parse(record, where)
         except ValueError as exc:

@@ -73,8 +73,8 @@ def tool_schemas(config: ProtocolConfig) -> list[dict]:
     ]
     if config.read_paper:
         tools.insert(1, _function(
-            "read_paper", "Read the full abstract and metadata of one paper by its arXiv id.",
-            {"id": {"type": "string", "description": "arXiv id of a paper posted before the cutoff."}}, ["id"]))
+            "read_paper", "Read the full abstract and metadata of one paper that a search returned, by its arXiv id.",
+            {"id": {"type": "string", "description": "arXiv id of a paper from your search results."}}, ["id"]))
     return tools
 
 

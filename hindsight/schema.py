@@ -211,11 +211,14 @@ class Instance:
             if label.id in seen:
                 raise _fail(where, f"labels[{i}]: duplicate label id {label.id}")
             seen.add(label.id)
+        cutoff = parse_date(_get(record, "cutoff", str, where), where, "cutoff")
+        target = Target.from_dict(_get(record, "target", dict, where), f"{where} target".strip())
+        if target.date is not None and cutoff >= target.date:
+            raise _fail(where, f"cutoff {cutoff} is not before the target's date {target.date}: the answer "
+                               f"would be searchable")
         return cls(
-            id=_text(record, "id", where), split=split, brief=_text(record, "brief", where),
-            cutoff=parse_date(_get(record, "cutoff", str, where), where, "cutoff"),
-            target=Target.from_dict(_get(record, "target", dict, where), f"{where} target".strip()),
-            labels=labels, audit=_get(record, "audit", dict, where, {}),
+            id=_text(record, "id", where), split=split, brief=_text(record, "brief", where), cutoff=cutoff,
+            target=target, labels=labels, audit=_get(record, "audit", dict, where, {}),
             brief_terse=_get(record, "brief_terse", str, where, None),
         )
 

@@ -72,7 +72,7 @@ def test_instance_with_fewer_than_two_labels_is_excluded_with_a_reason(tmp_path)
 
 def test_the_target_is_never_its_own_label():
     instance = Instance.from_dict(record(labels=[{"id": "2409.00001", "tier": "T3"}, {"id": "2401.00001", "tier": "T1"},
-                                                 {"id": "2401.00002", "tier": "T1"}], cutoff="2024-10-01"))
+                                                 {"id": "2401.00002", "tier": "T1"}], cutoff="2024-08-01"))
     kept, report = prepare_instances([instance], None)
     assert "2409.00001" not in {lab.id for lab in kept[0].labels} and report.labels_equal_to_target == 1
 

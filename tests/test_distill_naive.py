@@ -2,9 +2,10 @@
 
 import json
 
-from distill.audit import audit_file
+from distill.audit import audit_recipe
 from distill.naive import main as naive_main
 from hindsight.data import load_instances, materialise
+from hindsight.recipe import load_recipe
 
 
 def test_naive_demonstrations_search_the_first_sentence_and_pass_the_audit(tmp_path):
@@ -21,4 +22,4 @@ def test_naive_demonstrations_search_the_first_sentence_and_pass_the_audit(tmp_p
     assert search == {"query": brief.split(". ")[0].rstrip("."), "limit": 5}
     submit = first[-1]["tool_calls"][0]["function"]["arguments"]["papers"]
     assert 0 < len(submit) <= 5 and all(set(p) == {"id"} for p in submit)
-    assert audit_file(tmp_path / "out" / "naive_sft.jsonl", instances) == []
+    assert audit_recipe(load_recipe(recipe), tmp_path / "out" / "naive_sft.jsonl")[1].findings == {}

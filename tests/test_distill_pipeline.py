@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from distill.audit import audit_file
+from distill.audit import audit_recipe
 from distill.audit import main as audit_main
 from distill.replay import main as replay_main
 from distill.select import main as select_main
 from distill.teacher import main as teacher_main
 from eval.run import main as run_main
 from hindsight.data import load_instances, materialise
+from hindsight.recipe import load_recipe
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +53,11 @@ def test_the_threshold_stays_frozen_on_a_rerun(distilled, capsys):
 
 def test_the_audit_finds_nothing_in_the_set_and_a_leak_planted_in_a_copy(distilled, tmp_path):
     recipe, out = distilled
-    instances_path = materialise("world") / "instances.jsonl"
-    assert audit_file(out / "sft.jsonl", load_instances(instances_path)) == []
+    assert audit_recipe(load_recipe(recipe))[1].findings == {}
+    instances = load_instances(materialise("world") / "instances.jsonl")
     rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
     brief = rows[0]["messages"][1]["content"].split("Research brief:\n", 1)[1]
-    instance = next(i for i in load_instances(instances_path) if i.brief == brief)
+    instance = next(i for i in instances if i.brief == brief)
     leaky = json.loads(json.dumps(rows[0]))
     leaky["messages"][2]["tool_calls"][0]["function"]["arguments"]["query"] = instance.labels[0].title
     unsurfaced = json.loads(json.dumps(rows[1]))
@@ -65,12 +66,13 @@ def test_the_audit_finds_nothing_in_the_set_and_a_leak_planted_in_a_copy(distill
     scored["score"] = 0.9
     copy = tmp_path / "copy.jsonl"
     copy.write_text("\n".join(json.dumps(r) for r in [leaky, unsurfaced, scored, *rows[3:]]) + "\n")
-    findings = audit_file(copy, load_instances(instances_path))
-    assert any("row 1: message 2 (assistant): holds most of the title" in f for f in findings)
-    assert any("row 2:" in f and "which no earlier search returned" in f for f in findings)
-    assert any("row 3: fields other than messages and tools" in f for f in findings)
-    assert audit_main([str(copy), str(instances_path)]) == 1
-    assert audit_main([str(out / "sft.jsonl"), str(instances_path)]) == 0
+    findings = audit_recipe(load_recipe(recipe), copy)[1].findings
+    assert sorted(findings) == [1, 2, 3]
+    assert any("message 2: identifying_query: antecedent" in f and "title" in f for f in findings[1])
+    assert any("submitted an id no search returned" in f for f in findings[2])
+    assert findings[3] == ["fields other than messages and tools: ['score']"]
+    assert audit_main([str(recipe), "--sft", str(copy)]) == 1
+    assert audit_main([str(recipe)]) == 0
 
 
 def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_targets(distilled, capsys):

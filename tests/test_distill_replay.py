@@ -9,9 +9,12 @@ import pytest
 from distill.config import DistillConfig
 from distill.prompts import private_block
 from distill.replay import Validator
+from hindsight.env import SearchEnv
+from hindsight.leaks import PrivateText
+from hindsight.prompts import prompt_texts
 from distill.select import choose
 from hindsight.corpus import Corpus
-from hindsight.schema import Episode, Instance, Label, Paper, Step, SubmittedPaper, Target
+from hindsight.schema import Instance, Label, Paper, Target, Task
 from hindsight.search.bm25 import BM25Backend
 from tests.helpers import random_papers
 
@@ -34,8 +37,13 @@ def world():
                         labels=labels)
     backend = BM25Backend(corpus)
     cfg = DistillConfig()
-    validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private_block(instance, {}, 12, 1200)})
+    validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private(instance)})
     return corpus, backend, instance, validator
+
+
+def private(instance, ngram=5):
+    return PrivateText.build(private_block(instance, {}, 12, 1200), instance.target.title, instance.target.id,
+                             instance.labels, ngram)
 
 
 def _protocol():
@@ -44,19 +52,21 @@ def _protocol():
 
 
 def candidate(backend, actions, status="submitted", returned=None):
-    """A teacher transcript issuing `actions`; the steps record what the teacher saw."""
-    messages, steps = [{"role": "system", "content": "teacher prompt"}, {"role": "user", "content": "brief"}], []
+    """A teacher transcript issuing `actions` through the ordinary environment, with teacher-only
+    text around them; `returned` replaces what its first search showed (a divergent candidate)."""
+    env = SearchEnv(Task("inst#0", "We want faster graph attention for robots.", CUTOFF), backend, _protocol(),
+                    prompt_texts(False))
+    messages = [{"role": "system", "content": "teacher prompt"}, {"role": "user", "content": "brief"}]
     for i, (tool, args) in enumerate(actions):
         messages.append({"role": "assistant", "content": "thinking about hidden hints",
                          "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": args}}]})
-        ids = [h.id for h in backend.search(args["query"], CUTOFF, 10)] if tool == "search_papers" and isinstance(args.get("query"), str) else []
-        steps.append(Step(tool=tool, args=args, returned_ids=ids))
-        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "{}"})
-    if returned is not None:
-        steps[0].returned_ids = returned
-    submitted = [SubmittedPaper(id=p["id"]) for tool, a in actions if tool == "submit_answer" for p in a["papers"]]
-    return Episode(instance_id="inst#0", policy="teacher", protocol_hash="h", steps=steps, submission=submitted,
-                   status=status, calls=len(actions), messages=messages)
+        content = env.call(tool, args).content if not env.done else "{}"
+        if returned is not None and i == 0:
+            content = json.dumps({"results": [{"id": pid} for pid in returned]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": content})
+    episode = env.episode("teacher")
+    episode.status, episode.messages = status, messages
+    return episode
 
 
 def first_hit(backend, query):
@@ -77,14 +87,20 @@ CASES = {
 }
 
 
+EXPECTED = {"clean": set(), "malformed": {"malformed"}, "private_copy": {"private_copy"},
+            "identifying_query": {"identifying_query"},
+            # an antecedent's id submitted before any search showed it: the teacher knew it
+            "unsurfaced": {"unsurfaced", "identifying_query"}}
+
+
 @pytest.mark.parametrize("expected", list(CASES))
-def test_each_adversarial_candidate_triggers_exactly_its_flag(world, expected):
+def test_each_adversarial_candidate_triggers_exactly_its_flags(world, expected):
     corpus, backend, instance, validator = world
     actions = CASES[expected](backend)
     if expected == "unsurfaced":
         assert "2106.09999" not in {h.id for h in backend.search("quantum kernel", CUTOFF, 10)}
     replay = validator.replay(candidate(backend, actions), instance)
-    assert replay.flags == ([] if expected == "clean" else [expected]), replay.reasons
+    assert set(replay.flags) == EXPECTED[expected], replay.reasons
 
 
 def test_a_query_holding_the_targets_title_is_identifying(world):
@@ -93,10 +109,33 @@ def test_a_query_holding_the_targets_title_is_identifying(world):
     assert validator.replay(candidate(backend, actions), instance).flags == ["identifying_query"]
 
 
-def test_copying_a_private_title_is_private_copy_and_identifying(world):
+def test_a_query_holding_most_of_a_private_title_is_identifying(world):
     corpus, backend, instance, validator = world
     actions = [("search_papers", {"query": "sparse quantum kernel caches"}), ("submit_answer", {"papers": []})]
-    assert set(validator.replay(candidate(backend, actions), instance).flags) == {"private_copy", "identifying_query"}
+    assert set(validator.replay(candidate(backend, actions), instance).flags) == {"identifying_query"}
+
+
+def test_a_candidate_made_under_another_protocol_is_divergent(world):
+    corpus, backend, instance, validator = world
+    made = candidate(backend, CASES["clean"](backend))
+    made.protocol_hash = "another protocol"
+    assert validator.replay(made, instance).flags == ["divergent"]
+
+
+def test_results_whose_titles_differ_are_divergent_though_the_ids_agree(world):
+    corpus, backend, instance, validator = world
+    made = candidate(backend, CASES["clean"](backend))
+    shown = json.loads(made.messages[3]["content"])
+    shown["results"][0]["title"] = "a title from another corpus"
+    made.messages[3]["content"] = json.dumps(shown)
+    assert validator.replay(made, instance).flags == ["divergent"]
+
+
+def test_several_calls_in_one_reply_are_malformed(world):
+    corpus, backend, instance, validator = world
+    made = candidate(backend, CASES["clean"](backend))
+    made.messages[2]["tool_calls"].append(made.messages[4]["tool_calls"][0])
+    assert "malformed" in validator.replay(made, instance).flags
 
 
 def test_results_that_differ_from_what_the_teacher_saw_are_divergent(world):
@@ -111,7 +150,7 @@ def test_a_stale_index_returning_a_post_cutoff_paper_is_caught(world):
     # The validator's corpus knows the paper came out after the cutoff; the index it searches does not.
     moved = next(h.id for h in backend.search("quantum kernel", CUTOFF, 10))
     later = Corpus(dataclasses.replace(p, date=dt.date(2022, 6, 1)) if p.id == moved else p for p in corpus)
-    validator = Validator(backend, _protocol(), later, DistillConfig(), {"inst": ""})
+    validator = Validator(backend, _protocol(), later, DistillConfig(), {"inst": private(instance)})
     replay = validator.replay(candidate(backend, CASES["clean"](backend)), instance)
     assert replay.flags == ["post_cutoff"]
 

@@ -115,16 +115,25 @@ def test_submission_ends_the_episode_and_is_recorded_as_written(backend):
     assert [(p.id, p.rationale) for p in episode.submission] == [("2001.00001v2", "closest"), ("junk", "")]
 
 
-def test_read_paper_serves_only_pre_cutoff_papers(backend):
+def test_read_paper_opens_only_papers_a_search_returned(backend):
     env = make_env(backend, read_paper=True)
-    early = backend.corpus.papers[0]
-    body = json.loads(env.call("read_paper", {"id": f"arXiv:{early.id}v1"}).content)
-    assert body["paper"]["id"] == early.id and body["paper"]["abstract"] == early.abstract
-    assert env.steps[-1].returned_ids == [early.id]
-    future = env.call("read_paper", {"id": "2601.00001"})
-    missing = env.call("read_paper", {"id": "1901.99999"})
-    assert future.error == "no paper '2601.00001' posted before the cutoff"
-    assert missing.error == "no paper '1901.99999' posted before the cutoff"
+    found = env.call("search_papers", {"query": "quantum compiler"})
+    shown = json.loads(found.content)["results"][0]["id"]
+    body = json.loads(env.call("read_paper", {"id": f"arXiv:{shown}v1"}).content)
+    assert body["paper"]["id"] == shown and body["paper"]["abstract"] == backend.corpus.get(shown).abstract
+    assert env.steps[-1].returned_ids == [shown]
+    unseen = next(p.id for p in backend.corpus.papers if p.id not in env.surfaced and p.date < CUTOFF)
+    for paper_id in (unseen, "2601.00001", "1901.99999"):  # a real earlier paper, a future one, none at all
+        refused = env.call("read_paper", {"id": paper_id})
+        assert refused.error == (f"read_paper opens only papers a search of this task returned; {paper_id!r} "
+                                 f"was not among them")
+    assert not env.done
+
+
+def test_json_text_arguments_are_logged_as_the_object_they_were_read_as(backend):
+    env = make_env(backend)
+    env.call("search_papers", '{"query": "quantum compiler", "limit": 3}')
+    assert env.steps[0].args == {"query": "quantum compiler", "limit": 3}
 
 
 def test_the_environment_refuses_an_instance(backend):

@@ -57,6 +57,10 @@ def prepare_instances(instances: list[Instance], corpus: Corpus | None) -> tuple
     split_of_target: dict[str, tuple[str, str]] = {}
     kept = []
     for instance in instances:
+        posted = corpus.get(instance.target.id) if corpus is not None else None
+        if posted is not None and posted.date < instance.cutoff:
+            raise InstanceError(f"instance {instance.id}: its target {instance.target.id} is in the corpus dated "
+                                f"{posted.date}, before the cutoff {instance.cutoff}: a search could return the answer")
         seen = split_of_target.setdefault(instance.target.id, (instance.split, instance.id))
         if seen[0] != instance.split:
             raise InstanceError(f"target {instance.target.id} is in split {seen[0]} (instance {seen[1]}) and in "
@@ -88,8 +92,23 @@ def prepare_instances(instances: list[Instance], corpus: Corpus | None) -> tuple
 def load_native(directory: str | Path, *, skip_bad: bool = False) -> tuple[Corpus, list[Instance], DataReport]:
     directory = Path(directory)
     corpus = load_corpus(_first_existing(directory, "corpus"), skip_bad=skip_bad)
-    instances, report = prepare_instances(load_instances(directory / "instances.jsonl"), corpus)
+    try:
+        instances, report = prepare_instances(load_instances(directory / "instances.jsonl"), corpus)
+    except InstanceError as exc:
+        raise InstanceError(_with_line(directory / "instances.jsonl", str(exc))) from None
     return corpus, instances, report
+
+
+def _with_line(path: Path, message: str) -> str:
+    """`message` about "instance X" prefixed with the file and line that holds X."""
+    if not message.startswith("instance "):
+        return message
+    instance_id = message.split()[1].rstrip(":")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if f'"id": "{instance_id}"' in line or f'"id":"{instance_id}"' in line:
+                return f"{path}:{line_no}: {message}"
+    return f"{path}: {message}"
 
 
 def _first_existing(directory: Path, stem: str) -> Path:

@@ -1,0 +1,327 @@
+"""The leak vocabulary: one way to normalise text and find ids in it, shared by the teachers,
+the replay validator and the leak audit, so that all of them judge the same text the same way.
+
+Text is folded before any comparison: Unicode compatibility forms (full-width letters and
+digits, ligatures, no-break spaces), invisible format characters (zero-width spaces and joiners,
+soft hyphens) removed, look-alike letters from other scripts mapped to Latin, diacritics dropped,
+every dash made a hyphen, lower case. Words are then spelled one way (British and American
+variants meet) and stemmed by the search analyser's own stemmer, so a word form that the search
+would match counts as the same word. Hyphenated and joined spellings meet because adjacent words
+are also compared joined.
+
+What string rules cannot catch, a paraphrase with synonyms, is left to the teacher's
+instructions and the audit sample (README, "The information boundary").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hindsight.ids import normalize_arxiv_id
+from hindsight.search.text import _STOPWORDS, _stem
+
+# Letters of other scripts that render like Latin ones (the common confusables).
+_CONFUSABLES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    "һ": "h", "ӏ": "l", "ɡ": "g", "ɑ": "a", "ο": "o", "α": "a", "ν": "v", "ι": "i", "κ": "k", "τ": "t",
+    "ρ": "p", "υ": "u", "χ": "x", "ε": "e", "η": "n", "β": "b", "γ": "y", "ω": "w", "μ": "u",
+    "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l",
+})
+_SPELLINGS = [(re.compile(pattern), repl) for pattern, repl in (
+    (r"isation", "ization"), (r"is(e|ed|es|ing|er|ers)$", r"iz\1"), (r"ys(e|ed|es|ing)$", r"yz\1"),
+    (r"our(s|ed|ing|ful)?$", r"or\1"), (r"([^aeiou])tre(s)?$", r"\1ter\2"), (r"ll(ing|ed|er|ers)$", r"l\1"),
+    (r"ogue(s)?$", r"og\1"))]
+_WORD = re.compile(r"[a-z0-9]+")
+_DIGITS = re.compile(r"\d")
+_NOT_ALNUM = re.compile(r"[^0-9a-z]")
+_LETTER = re.compile(r"[^\W\d_]")
+_CONTENT_STOP = frozenset(_STOPWORDS) | {"via", "using", "towards", "toward"}
+_GLUE = frozenset(w for w in _CONTENT_STOP if len(w) >= 2)
+
+
+def fold(text: str) -> str:
+    """Text as compared: compatibility forms, no invisible characters, Latin letters, no
+    diacritics, ASCII hyphens, lower case."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join("-" if unicodedata.category(ch) == "Pd" else ch for ch in text
+                   if unicodedata.category(ch) != "Cf")
+    text = text.lower().translate(_CONFUSABLES)
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in text if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=200_000)
+def spelled(word: str) -> str:
+    """One spelling of a word (British and American forms meet), then its stem."""
+    if len(word) >= 5 and not _DIGITS.search(word):
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            word = word[:-1]    # the singular first, so that a plural meets the same spelling rule
+        for pattern, repl in _SPELLINGS:
+            word = pattern.sub(repl, word)
+    return _stem(word)
+
+
+@lru_cache(maxsize=200_000)
+def segment(word: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """`word` cut into words of `vocabulary` when it is several of them run together
+    ("componentvariant"), each optionally with a plural s; else the word itself."""
+    if len(word) < 6 or word in vocabulary:
+        return (word,)
+    best: list[list[str] | None] = [[]] + [None] * len(word)   # best[i]: fewest pieces for word[:i]
+    for end in range(1, len(word) + 1):
+        for start in range(max(0, end - 40), end):
+            piece = word[start:end]
+            if best[start] is not None and (piece in vocabulary or (piece.endswith("s") and piece[:-1] in vocabulary)):
+                if best[end] is None or len(best[start]) + 1 < len(best[end]):
+                    best[end] = best[start] + [piece]
+    return tuple(best[-1]) if best[-1] and len(best[-1]) > 1 else (word,)
+
+
+def words(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:
+    """The folded words of `text`, in order (hyphens split words; words of `vocabulary` run
+    together are cut apart)."""
+    found = _WORD.findall(fold(text))
+    return [piece for w in found for piece in segment(w, vocabulary)] if vocabulary else found
+
+
+@lru_cache(maxsize=4096)
+def terms(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Every term `text` holds: its words' stems and the stems of adjacent words joined
+    ("state space" also holds "statespac"), so split and joined spellings meet."""
+    ws = words(text, vocabulary)
+    return frozenset({spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])})
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in _CONTENT_STOP]
+
+
+def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset()) -> set[tuple[str, ...]]:
+    """Word n-grams of the folded, stemmed text."""
+    stems = [spelled(w) for w in words(text, vocabulary)]
+    return {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
+
+
+@lru_cache(maxsize=100_000)
+def _title_stems(title: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A title's content-word stems, and the stems of each adjacent pair joined."""
+    title_words = content_words(title)
+    return tuple(spelled(w) for w in title_words), tuple(spelled(a + b) for a, b in zip(title_words, title_words[1:]))
+
+
+def title_coverage(title: str, held: set[str], public: frozenset[str] = frozenset()) -> tuple[float, int]:
+    """(share of the title's content words that `held` terms cover, number of content words).
+    Two adjacent title words count as covered when their joined form is held. A word that is
+    `public` (the brief, or a result the agent was shown, holds it) is never counted as covered:
+    nobody needs hindsight to write it."""
+    stems, pairs = _title_stems(title)
+    covered = {i for i, stem in enumerate(stems) if stem in held}
+    for i, pair in enumerate(pairs):
+        if pair in held:
+            covered |= {i, i + 1}
+    covered = {i for i in covered if stems[i] not in public}
+    return (len(covered) / len(stems) if stems else 0.0), len(stems)
+
+
+def title_in_queries(title: str, queries: list[str], share: float, public: frozenset[str] = frozenset(),
+                     vocabulary: frozenset[str] = frozenset()) -> str | None:
+    """Why these queries (all of an episode's so far) spell out `title`, or None. Only words
+    beyond the `public` ones count, and the queries count together, so a title split across
+    several of them (in any order, with other words between) is caught like a title in one.
+
+    A title of three or more content words is spelled out when the queries hold `share` of
+    them; a title of one or two content words, when one query holds it whole."""
+    length = len(_title_stems(title)[0])
+    if 1 <= length <= 2:
+        for query in queries:
+            if title_coverage(title, terms(query, vocabulary), public)[0] == 1.0:
+                return f"query {query!r} holds the whole title"
+        return None
+    held = set().union(*(terms(query, vocabulary) for query in queries)) if queries else set()
+    coverage, _ = title_coverage(title, held, public)
+    if length >= 3 and coverage >= share:
+        where = f"query {queries[0]!r}" if len(queries) == 1 else f"the {len(queries)} queries so far"
+        return f"{where} hold {coverage:.0%} of the title's words beyond the brief and the results"
+    return None
+
+
+# -- ids ---------------------------------------------------------------------------------------
+
+# An arXiv id with anything but letters and digits between its parts ("2106 . 09001",
+# "2106-09001", "2106.09001v3"), old style included; full-width digits are folded first.
+_SEP = r"[^a-z0-9]{0,3}"
+_NEW_ID = re.compile(rf"(?<![0-9])(\d{_SEP}\d{_SEP}\d{_SEP}\d){_SEP}[.\-_/ ]{_SEP}((?:\d{_SEP}){{3,4}}\d)(?![0-9])")
+_OLD_ID = re.compile(r"\b([a-z]+(?:-[a-z]+)*)(?:\.[a-z]{2})?\s*/\s*(\d{7})\b")
+
+
+def ids_in(text: str) -> set[str]:
+    """The canonical arXiv ids written anywhere in `text`, however separated or spelled."""
+    if not _DIGITS.search(text):
+        return set()
+    folded = fold(text)
+    found = set()
+    for head, tail in _NEW_ID.findall(folded):
+        candidate = normalize_arxiv_id(re.sub(r"\D", "", head) + "." + re.sub(r"\D", "", tail))
+        if candidate:
+            found.add(candidate)
+    for archive, number in _OLD_ID.findall(folded):
+        candidate = normalize_arxiv_id(f"{archive}/{number}")
+        if candidate:
+            found.add(candidate)
+    return found
+
+
+def private_id_in(text: str, private: Iterable[str]) -> set[str]:
+    """Which of the `private` ids (canonical) `text` holds: in any spelling ids_in reads, or as
+    their digits run together ("210609001")."""
+    private = set(private)
+    if not private or not _DIGITS.search(text):
+        return set()
+    hits = ids_in(text) & private
+    squashed = _squash(fold(text))
+    return hits | {pid for pid in private if _squash(pid) in squashed}
+
+
+@lru_cache(maxsize=100_000)
+def _squash(text: str) -> str:
+    return _NOT_ALNUM.sub("", text)
+
+
+@dataclass(frozen=True)
+class PrivateText:
+    """What a teacher saw that a student must not: the private block's text and n-grams, the
+    titles of the labels and the target, and their ids. Built once, from the recipe's settings,
+    for the validator and the audit alike."""
+
+    text: str
+    ngrams: frozenset
+    titles: tuple[tuple[str, str], ...]      # (whose, title): "the target", "antecedent <id>"
+    ids: frozenset
+    vocabulary: frozenset                    # its words: what words run together are cut into
+
+    @classmethod
+    def build(cls, block: str, target_title: str, target_id: str, labels, n: int) -> PrivateText:
+        titles = (("the target", target_title),) + tuple((f"antecedent {lab.id}", lab.title) for lab in labels)
+        # small function words too, so that "tuningof" comes apart like "tuning of"
+        vocabulary = frozenset(w for text in [block, *(t for _, t in titles)] for w in words(text) if len(w) >= 3) | _GLUE
+        return cls(text=block, ngrams=frozenset(ngrams(block, n)), titles=titles,
+                   ids=frozenset({target_id, *(lab.id for lab in labels)}), vocabulary=vocabulary)
+
+
+@dataclass(frozen=True)
+class Finding:
+    flag: str       # private_copy, identifying_query, unsurfaced or malformed
+    turn: int       # the message's index in the conversation
+    text: str       # the offending text
+    reason: str
+
+    def __str__(self) -> str:
+        return f"message {self.turn}: {self.flag}: {self.reason} in {self.text[:120]!r}"
+
+
+def call_arguments(arguments) -> dict | None:
+    """A call's arguments exactly as the environment reads them: a dict, or JSON text of one."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return None
+    return arguments if isinstance(arguments, dict) else None
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _returned_ids(content: str) -> set[str]:
+    try:
+        answer = json.loads(content)
+    except (json.JSONDecodeError, TypeError):
+        return set()
+    if not isinstance(answer, dict):
+        return set()
+    papers = [hit for hit in answer.get("results", []) if isinstance(hit, dict)]
+    if isinstance(answer.get("paper"), dict):
+        papers.append(answer["paper"])
+    return {pid for pid in (normalize_arxiv_id(p.get("id")) for p in papers) if pid}
+
+
+def check_messages(messages: list[dict], private: PrivateText, brief: str, n: int, share: float) -> list[Finding]:
+    """Every leak in a conversation that the ordinary interface could not explain, judged over
+    the whole trajectory: titles against all queries so far, private ids anywhere in what the
+    assistant wrote unless a search of this conversation returned them first, phrases of the
+    private block that the brief does not also hold, more than one call in a reply, and
+    submitted or read ids that no search returned."""
+    public_ngrams = ngrams(brief, n)
+    private_ngrams = private.ngrams - public_ngrams
+    public = set(terms(brief))       # words the agent may write without hindsight: the brief's and the results'
+    vocabulary = private.vocabulary
+    surfaced: set[str] = set()
+    queries: list[str] = []
+    reported: set[str] = set()       # titles already found spelled out (each is reported once)
+    findings: list[Finding] = []
+    for turn, message in enumerate(messages):
+        if message.get("role") == "tool":
+            content = message.get("content") or ""
+            surfaced |= _returned_ids(content)
+            public |= terms(content)
+            continue
+        if message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls") or []
+        public_now = frozenset(public)
+        if len(calls) > 1:
+            findings.append(Finding("malformed", turn, "", f"{len(calls)} tool calls in one reply"))
+        written = [message.get("content") or ""]
+        for call in calls:
+            function = call.get("function", {})
+            name, arguments = function.get("name"), call_arguments(function.get("arguments"))
+            if arguments is None:
+                findings.append(Finding("malformed", turn, str(function.get("arguments")), "arguments are not a JSON object"))
+                continue
+            written += _strings(arguments)
+            if name == "search_papers" and isinstance(arguments.get("query"), str):
+                query = arguments["query"]
+                queries.append(query)
+                if ids_in(query):
+                    findings.append(Finding("identifying_query", turn, query, "an arXiv id in a query"))
+                for whose, title in private.titles:
+                    why = None if whose in reported else title_in_queries(title, queries, share, public_now, vocabulary)
+                    if why:
+                        reported.add(whose)
+                        findings.append(Finding("identifying_query", turn, query, f"{whose}'s title: {why}"))
+            for paper in arguments.get("papers", []) if name == "submit_answer" else []:
+                pid = paper.get("id") if isinstance(paper, dict) else None
+                if normalize_arxiv_id(pid) not in surfaced:
+                    findings.append(Finding("unsurfaced", turn, str(pid), "submitted an id no search returned"))
+            if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in surfaced:
+                findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
+        for text in written:
+            shared = ngrams(text, n, vocabulary) & private_ngrams
+            if shared:
+                findings.append(Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block"))
+            leaked = private_id_in(text, private.ids - surfaced)
+            if leaked:
+                findings.append(Finding("identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"))
+            if text in queries or not _LETTER.search(text):
+                continue
+            held = terms(text, vocabulary)
+            for whose, title in private.titles:
+                coverage, length = title_coverage(title, held, public_now)
+                if length >= 3 and coverage >= share:
+                    findings.append(Finding("private_copy", turn, text, f"holds {coverage:.0%} of {whose}'s title"))
+    return findings

@@ -1,0 +1,105 @@
+"""Holes in the information boundary and its inputs, each closed: answers searchable before the
+cutoff, students rendered otherwise than they were trained, runs corrupted by a refused resume,
+and bad input that must name its file and line."""
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from hindsight.config import ConfigError
+from hindsight.corpus import CorpusError, load_corpus
+from hindsight.data import InstanceError, load_benchmark
+from hindsight.recipe import load_recipe
+from hindsight.runner import RunDirError
+from hindsight.runs import RunError, read_episodes
+from tests.helpers import make_instances, random_papers, write_jsonl
+
+
+def native_source(tmp_path, instance_changes: dict, corpus_extra=()):
+    papers = random_papers(60, seed=2)
+    instance = make_instances(1, labels_per=2)[0]
+    instance["labels"] = [{"id": p.id, "tier": "T3", "role": "conceptual"} for p in papers[:2]]
+    filler = {**instance, "id": "filler", "target": {"id": "2404.00099", "title": "Filler", "date": "2024-04-01"}}
+    instance.update(instance_changes)
+    write_jsonl(tmp_path / "corpus.jsonl", [p.to_dict() for p in papers] + list(corpus_extra))
+    write_jsonl(tmp_path / "instances.jsonl", [filler, instance])
+    return tmp_path
+
+
+def test_an_instance_whose_cutoff_is_not_before_its_target_is_refused_with_file_and_line(tmp_path):
+    source = native_source(tmp_path, {"cutoff": "2024-05-01"})
+    with pytest.raises(InstanceError, match=r"instances.jsonl:2: .*cutoff 2024-05-01 is not before the target's date 2024-04-01"):
+        load_benchmark(str(source))
+
+
+def test_an_instance_whose_target_is_in_the_corpus_before_the_cutoff_is_refused(tmp_path):
+    target = {"id": "2301.00777", "title": "The answer itself", "date": "2024-04-01"}
+    source = native_source(tmp_path, {"target": target},
+                           corpus_extra=[{"id": "2301.00777", "title": "The answer itself", "date": "2023-01-05"}])
+    with pytest.raises(InstanceError, match=r"instances.jsonl:2: instance t0: its target 2301.00777 is in the corpus "
+                                            r"dated 2023-01-05, before the cutoff 2024-01-01"):
+        load_benchmark(str(source))
+
+
+def test_a_non_utf8_corpus_line_is_named_and_can_be_skipped(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    lines = [json.dumps(p.to_dict()).encode() for p in random_papers(3)]
+    path.write_bytes(lines[0] + b"\n" + b'{"id": "2001.00009", "title": "caf\xe9"}\n' + lines[1] + b"\n")
+    with pytest.raises(CorpusError, match=r"corpus.jsonl:2: not UTF-8 \(byte 0xe9 at column 35\)"):
+        load_corpus(path)
+    corpus = load_corpus(path, skip_bad=True)
+    assert len(corpus) == 2 and corpus.report.skipped == 1
+
+
+def test_an_episode_line_that_is_not_an_object_is_named(tmp_path):
+    path = write_jsonl(tmp_path / "episodes.jsonl", ['["not", "an", "episode"]'])
+    with pytest.raises(RunError, match=r"episodes.jsonl:1: a episode record is a JSON object, not a list"):
+        read_episodes(path)
+
+
+@pytest.mark.parametrize("text, where", [("protocol: 5\n", "protocol"), ("policy: [hf]\n", "policy"),
+                                         ("train:\n  lora: 16\n", "train.lora")])
+def test_a_recipe_section_of_the_wrong_type_names_the_file_and_section(tmp_path, text, where):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(text)
+    with pytest.raises(ConfigError, match=rf"r.yaml: {where}: expected a mapping"):
+        loaded = load_recipe(recipe)
+        from train.config import TrainConfig
+        TrainConfig.from_recipe(loaded)
+
+
+def test_a_refused_resume_leaves_the_run_byte_identical(tmp_path):
+    from eval.evaluation import evaluate
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"data: {{source: world, max_targets: 2}}\nruns_dir: {tmp_path / 'runs'}\n")
+    run_dir = evaluate(load_recipe(recipe), "oneshot", progress=False)
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    for overrides in (["protocol.budget=5"], ["data.max_targets=3", "protocol.budget=5"]):
+        with pytest.raises(RunDirError):
+            evaluate(load_recipe(recipe, overrides), "oneshot", progress=False)
+        assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"enable_thinking": True}, "trained with enable_thinking=True, but policy.enable_thinking is False"),
+    ({"chat_template_hash": hashlib.sha256(b"another template").hexdigest()}, "another chat template"),
+])
+def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_path, change, message):
+    from eval.evaluation import evaluate
+    from transformers import AutoTokenizer
+
+    template = AutoTokenizer.from_pretrained(tiny_model).chat_template
+    shutil.copytree(tiny_model, tmp_path / "sft" / "model")
+    manifest = {"base_model": str(tiny_model), "output": "model", "hyperparameters": {"lora": None},
+                "enable_thinking": False, "chat_template_hash": hashlib.sha256(template.encode()).hexdigest()}
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+                      f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n")
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)  # as trained: accepted
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, **change}))
+    with pytest.raises(ValueError, match=message):
+        evaluate(load_recipe(recipe), "other", student=str(tmp_path / "sft"), progress=False)
