@@ -1,5 +1,5 @@
-"""The leak vocabulary: one way to normalise text and find ids in it, shared by the teachers,
-the replay validator and the leak audit, so that all of them judge the same text the same way.
+"""The leak vocabulary: one way to normalise text and find ids in it, shared by the replay
+validator and the leak audit, so that both judge the same text the same way.
 
 Text is folded before any comparison: Unicode compatibility forms (full-width letters and
 digits, ligatures, no-break spaces), invisible format characters (zero-width spaces and joiners,
@@ -7,7 +7,8 @@ soft hyphens) removed, look-alike letters from other scripts mapped to Latin, di
 every dash made a hyphen, lower case. Words are then spelled one way (British and American
 variants meet) and stemmed by the search analyser's own stemmer, so a word form that the search
 would match counts as the same word. Hyphenated and joined spellings meet because adjacent words
-are also compared joined.
+are also compared joined, and words run together are cut apart against the private text's own
+vocabulary.
 
 What string rules cannot catch, a paraphrase with synonyms, is left to the teacher's
 instructions and the audit sample (README, "The information boundary").
@@ -247,16 +248,19 @@ def _strings(value) -> list[str]:
     return []
 
 
-def _returned_ids(content: str) -> set[str]:
+def _shown_papers(content: str) -> list[dict]:
+    """The papers a tool answer showed the agent."""
     try:
         answer = json.loads(content)
     except (json.JSONDecodeError, TypeError):
-        return set()
+        return []
     if not isinstance(answer, dict):
-        return set()
+        return []
     papers = [hit for hit in answer.get("results", []) if isinstance(hit, dict)]
-    if isinstance(answer.get("paper"), dict):
-        papers.append(answer["paper"])
+    return papers + ([answer["paper"]] if isinstance(answer.get("paper"), dict) else [])
+
+
+def _returned_ids(papers: list[dict]) -> set[str]:
     return {pid for pid in (normalize_arxiv_id(p.get("id")) for p in papers) if pid}
 
 
@@ -276,9 +280,10 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
     findings: list[Finding] = []
     for turn, message in enumerate(messages):
         if message.get("role") == "tool":
-            content = message.get("content") or ""
-            surfaced |= _returned_ids(content)
-            public |= terms(content)
+            papers = _shown_papers(message.get("content") or "")
+            surfaced |= _returned_ids(papers)
+            # what the agent was shown (not the answer's JSON keys) is public from now on
+            public |= terms(" ".join(s for paper in papers for s in _strings(paper)))
             continue
         if message.get("role") != "assistant":
             continue

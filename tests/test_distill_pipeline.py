@@ -13,6 +13,7 @@ from distill.select import main as select_main
 from distill.teacher import main as teacher_main
 from eval.run import main as run_main
 from hindsight.data import load_instances, materialise
+from hindsight.leaks import content_words
 from hindsight.recipe import load_recipe
 
 
@@ -59,7 +60,9 @@ def test_the_audit_finds_nothing_in_the_set_and_a_leak_planted_in_a_copy(distill
     brief = rows[0]["messages"][1]["content"].split("Research brief:\n", 1)[1]
     instance = next(i for i in instances if i.brief == brief)
     leaky = json.loads(json.dumps(rows[0]))
-    leaky["messages"][2]["tool_calls"][0]["function"]["arguments"]["query"] = instance.labels[0].title
+    # the label whose title says most beyond the brief: copying it is a leak by any measure
+    label = max(instance.labels, key=lambda lab: len(set(content_words(lab.title)) - set(content_words(brief))))
+    leaky["messages"][2]["tool_calls"][0]["function"]["arguments"]["query"] = label.title
     unsurfaced = json.loads(json.dumps(rows[1]))
     unsurfaced["messages"][-2]["tool_calls"][0]["function"]["arguments"]["papers"].append({"id": "1501.00001"})
     scored = json.loads(json.dumps(rows[2]))
@@ -68,7 +71,7 @@ def test_the_audit_finds_nothing_in_the_set_and_a_leak_planted_in_a_copy(distill
     copy.write_text("\n".join(json.dumps(r) for r in [leaky, unsurfaced, scored, *rows[3:]]) + "\n")
     findings = audit_recipe(load_recipe(recipe), copy)[1].findings
     assert sorted(findings) == [1, 2, 3]
-    assert any("message 2: identifying_query: antecedent" in f and "title" in f for f in findings[1])
+    assert any(f"message 2: identifying_query: antecedent {label.id}'s title" in f for f in findings[1]), findings[1]
     assert any("submitted an id no search returned" in f for f in findings[2])
     assert findings[3] == ["fields other than messages and tools: ['score']"]
     assert audit_main([str(recipe), "--sft", str(copy)]) == 1
