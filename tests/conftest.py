@@ -10,6 +10,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session_cache(tmp_path_factory):
+    """The same for session-scoped fixtures, which are set up before any test's own fixtures."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HINDSIGHT_CACHE", str(tmp_path_factory.getbasetemp() / "hindsight-cache"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Indexes built by a test go to a temporary cache, never to the user's home."""
