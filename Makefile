@@ -26,7 +26,7 @@ venv: $(VENV)/.installed-$(EXTRAS)
 test: venv
 	$(BIN)/python -m pytest -q
 
-# The quick loop: leaves out the real-model and other slow tests (about 2 minutes).
+# The quicker loop: leaves out the real-model tests, the Slurm test and the others marked slow.
 test-quick: venv
 	$(BIN)/python -m pytest -q -m "not slow and not real_model and not slurm"
 
