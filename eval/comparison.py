@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 import numpy as np
@@ -113,25 +112,20 @@ OVERLAP = "overlap"
 
 def demonstrated_ids(sft_path) -> set[str]:
     """Every paper id a demonstration of the SFT set shows: returned by its searches or submitted."""
-    from hindsight.ids import normalize_arxiv_id
     from hindsight.jsonl import read_jsonl
+    from hindsight.leaks import call_arguments, paper_ids, papers_shown
 
-    seen: set[str] = set()
+    papers: list[dict] = []
     for line_no, row, error in read_jsonl(sft_path):
         if error or not isinstance(row, dict):
             raise ComparisonError(f"{sft_path}:{line_no}: {error or 'not an SFT row'}")
         for message in row.get("messages", []):
             if message.get("role") == "tool":
-                try:
-                    results = json.loads(message["content"]).get("results", [])
-                except (json.JSONDecodeError, AttributeError):
-                    continue
-                seen.update(str(hit.get("id")) for hit in results if isinstance(hit, dict))
+                papers += papers_shown(message.get("content") or "")
             for call in message.get("tool_calls") or []:
-                arguments = call["function"]["arguments"]
-                arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
-                seen.update(str(paper.get("id")) for paper in arguments.get("papers", []) if isinstance(paper, dict))
-    return {pid for pid in map(normalize_arxiv_id, seen) if pid}
+                arguments = call_arguments(call["function"]["arguments"]) or {}
+                papers += [paper for paper in arguments.get("papers", []) if isinstance(paper, dict)]
+    return paper_ids(papers)
 
 
 def slice_value(instance: Instance, score: dict, field: str, demonstrated: set[str] | None = None) -> str:

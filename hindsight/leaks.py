@@ -248,7 +248,7 @@ def _strings(value) -> list[str]:
     return []
 
 
-def _shown_papers(content: str) -> list[dict]:
+def papers_shown(content: str) -> list[dict]:
     """The papers a tool answer showed the agent."""
     try:
         answer = json.loads(content)
@@ -260,7 +260,8 @@ def _shown_papers(content: str) -> list[dict]:
     return papers + ([answer["paper"]] if isinstance(answer.get("paper"), dict) else [])
 
 
-def _returned_ids(papers: list[dict]) -> set[str]:
+def paper_ids(papers: list[dict]) -> set[str]:
+    """The canonical ids of `papers` (malformed ones left out)."""
     return {pid for pid in (normalize_arxiv_id(p.get("id")) for p in papers) if pid}
 
 
@@ -280,8 +281,8 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
     findings: list[Finding] = []
     for turn, message in enumerate(messages):
         if message.get("role") == "tool":
-            papers = _shown_papers(message.get("content") or "")
-            surfaced |= _returned_ids(papers)
+            papers = papers_shown(message.get("content") or "")
+            surfaced |= paper_ids(papers)
             # what the agent was shown (not the answer's JSON keys) is public from now on
             public |= terms(" ".join(s for paper in papers for s in _strings(paper)))
             continue
