@@ -11,7 +11,7 @@ from hindsight.jsonl import sha256_file
 from hindsight.models.gguf import model_provenance
 from hindsight.policy import make_policy
 from hindsight.protocol import SCORER_VERSION
-from hindsight.provenance import git_commit, software_versions
+from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import Recipe
 from hindsight.runner import RunDirError, run_episodes
 
@@ -37,8 +37,6 @@ def write_instances(path: Path, instances) -> str:
 
 def check_rendering(manifest_path: Path, policy, enable_thinking: bool) -> None:
     """Refuse a student trained on prompts rendered otherwise than the evaluator will render them."""
-    import hashlib
-
     manifest = json.loads(manifest_path.read_text())
     if manifest.get("enable_thinking") is not None and manifest["enable_thinking"] != enable_thinking:
         raise ValueError(f"{manifest_path}: the student was trained with enable_thinking={manifest['enable_thinking']}, "
@@ -46,7 +44,7 @@ def check_rendering(manifest_path: Path, policy, enable_thinking: bool) -> None:
     renderer = getattr(policy, "renderer", None)
     template = getattr(getattr(renderer, "tokenizer", None), "chat_template", None)
     trained = manifest.get("chat_template_hash")
-    if trained and template and hashlib.sha256(template.encode()).hexdigest() != trained:
+    if trained and template and text_hash(template) != trained:
         raise ValueError(f"{manifest_path}: the student was trained with another chat template than the one "
                          f"{policy.name} renders prompts with; train and evaluate with the same template")
 

@@ -20,6 +20,13 @@ def software_versions() -> dict:
     return versions
 
 
+def text_hash(text: str | None) -> str | None:
+    """sha256 of a text (a chat template, a vocabulary), as manifests record it; None for none."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest() if text else None
+
+
 def git_commit(path: Path | None = None) -> str | None:
     """The checkout's commit, with '+dirty' when it has uncommitted changes; None outside git."""
     cwd = path or Path(__file__).resolve().parents[1]

@@ -12,7 +12,6 @@ Writes <output_dir>/adapter (PEFT; loadable by PeftModel.from_pretrained and vLL
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from dataclasses import asdict
@@ -23,7 +22,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 from hindsight.config import ConfigError  # noqa: E402
 from hindsight.jsonl import sha256_file  # noqa: E402
 from hindsight.models.gguf import model_provenance, resolve_model  # noqa: E402
-from hindsight.provenance import git_commit, software_versions  # noqa: E402
+from hindsight.provenance import git_commit, software_versions, text_hash  # noqa: E402
 from hindsight.recipe import add_recipe_arguments, load_recipe  # noqa: E402
 from train.config import TrainConfig  # noqa: E402
 from train.data import encode_rows, read_rows  # noqa: E402
@@ -50,10 +49,6 @@ def load_tokenizer(cfg: TrainConfig):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
-
-
-def text_hash(text: str | None) -> str | None:
-    return hashlib.sha256(text.encode()).hexdigest() if text else None
 
 
 def precision_flags(precision: str) -> dict:
