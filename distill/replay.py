@@ -27,12 +27,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder

@@ -25,8 +25,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this
 
 import numpy as np  # noqa: E402
 
-from distill.audit import audit_file  # noqa: E402
-from distill.prompts import private_texts  # noqa: E402
+from distill.audit import audit_recipe  # noqa: E402
 from distill.config import DistillConfig  # noqa: E402
 from hindsight.policy.base import candidate_index  # noqa: E402
 from hindsight.protocol import tool_schemas  # noqa: E402
@@ -63,8 +62,6 @@ def choose(replays: list[dict], threshold: float) -> dict[str, dict]:
 
 
 def select(recipe) -> dict:
-    from hindsight.data import load_benchmark
-
     cfg = DistillConfig.from_recipe(recipe)
     out = Path(cfg.out_dir)
     replays = [json.loads(line) for line in open(out / "replays.jsonl", encoding="utf-8")]
@@ -72,13 +69,10 @@ def select(recipe) -> dict:
     chosen = choose(replays, frozen["threshold"])
     tools = tool_schemas(recipe.protocol)
     order = sorted(chosen)
+    rows = [json.dumps({"messages": chosen[iid]["messages"], "tools": tools}, ensure_ascii=False) + "\n" for iid in order]
     staging = out / "sft.jsonl.partial"
-    with open(staging, "w", encoding="utf-8") as handle:
-        for instance_id in order:
-            handle.write(json.dumps({"messages": chosen[instance_id]["messages"], "tools": tools}, ensure_ascii=False) + "\n")
-    corpus, instances, _ = load_benchmark(recipe.data.source)
-    audit = audit_file(staging, instances, private_texts([i for i in instances if i.id in chosen], corpus, cfg),
-                       cfg.ngram, cfg.title_share)
+    staging.write_text("".join(rows), encoding="utf-8")
+    _, audit = audit_recipe(recipe, staging)
     (out / "audit.json").write_text(json.dumps({"rows": audit.rows, "rejected": audit.rejected,
                                                 "findings": audit.lines(out / "sft.jsonl")}, indent=2) + "\n")
     if audit.rejected > cfg.max_rejected_share * max(audit.rows, 1):
@@ -86,9 +80,7 @@ def select(recipe) -> dict:
                              f"distill.max_rejected_share {cfg.max_rejected_share:.0%}; nothing written "
                              f"({out / 'audit.json'} lists them). First: {audit.lines(out / 'sft.jsonl')[0]}")
     rejected = {order[row - 1] for row in audit.findings}
-    lines = staging.read_text(encoding="utf-8").splitlines(keepends=True)
-    staging.write_text("".join(line for instance_id, line in zip(order, lines) if instance_id not in rejected),
-                       encoding="utf-8")
+    staging.write_text("".join(row for iid, row in zip(order, rows) if iid not in rejected), encoding="utf-8")
     staging.replace(out / "sft.jsonl")
     chosen = {iid: replay for iid, replay in chosen.items() if iid not in rejected}
     selected_ids = {r["candidate_id"] for r in chosen.values()}
