@@ -11,20 +11,13 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"
 RECIPE="${RECIPE:-recipes/demo.yaml}"
 source scripts/recipe_sets.sh
+source scripts/stages.sh
 BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
 BASE_LAYERS="${BASE_LAYERS:-4}"
 BASE_COPY_STEPS="${BASE_COPY_STEPS:-250}"  # learning to copy from context (see hindsight/models/tiny.py)
 BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
 BASE_LR="${BASE_LR:-2e-3}"            # its own, so that tuning the SFT stage leaves the base alone
 export TOKENIZERS_PARALLELISM=false
-
-get() { "$PYTHON" -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get "$1"; }
-say() { printf '\n== %s [%s]\n' "$1" "$(date +%T)"; }
-
-stage_world() {
-  say "world: the synthetic literature and its train/dev/eval targets"
-  "$PYTHON" -m hindsight.data "$(get data.source)"
-}
 
 stage_base() {
   local model dir
@@ -38,13 +31,6 @@ stage_base() {
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
     --set "train.epochs=$BASE_EPOCHS" --set "train.learning_rate=$BASE_LR"
-}
-
-stage_distill() {
-  say "distill: scripted privileged teacher → replay validation → dev-frozen selection"
-  "$PYTHON" distill/teacher.py "$RECIPE" "${SETS[@]}"
-  "$PYTHON" distill/replay.py "$RECIPE" "${SETS[@]}"
-  "$PYTHON" distill/select.py "$RECIPE" "${SETS[@]}"
 }
 
 stage_train() {
@@ -71,15 +57,8 @@ stage_compare() {
     --markdown "$runs/comparison.md" --json "$runs/comparison.json"
 }
 
-STAGES=(world base distill train eval compare)
-if [[ $# -gt 0 ]]; then STAGES=("$@"); fi
 start=$SECONDS
-for stage in "${STAGES[@]}"; do
-  declare -F "stage_$stage" > /dev/null || { echo "unknown stage $stage; stages: world base distill train eval compare" >&2; exit 2; }
-  t0=$SECONDS
-  "stage_$stage"
-  echo "-- $stage took $((SECONDS - t0)) s"
-done
+run_stages "world base distill train eval compare" "$@"
 echo
 echo "demo finished in $((SECONDS - start)) s; artefacts:"
 echo "  base student     $(get train.base_model)"

@@ -3,9 +3,9 @@
 # (a hub id, a model folder or a .gguf file):
 #   bash scripts/experiment.sh recipes/qwen05_world.yaml            # every stage
 #   bash scripts/experiment.sh recipes/qwen05_world.yaml train eval  # some stages again
-# Stages: model world distill train eval compare. Every stage is resumable: run the same command
-# again after a crash and finished work is kept (distillation and evaluation resume per target,
-# training from its last checkpoint, a finished training is not redone).
+# Stages: model world distill train eval compare. Run the same command again after a crash and
+# finished work is kept: distillation and evaluation resume per target, a finished training is
+# not redone (an interrupted one starts again).
 # Variables: PYTHON (python), THREADS (torch threads, default: every core), RECIPE_SETS (extra
 # section.key=value overrides, space-separated), MODELS_FETCH (../shared/models/fetch).
 set -euo pipefail
@@ -14,10 +14,8 @@ RECIPE="${1:?usage: scripts/experiment.sh RECIPE [stage ...]}"; shift
 PYTHON="${PYTHON:-python}"
 MODELS_FETCH="${MODELS_FETCH:-../shared/models/fetch}"
 source scripts/recipe_sets.sh
+source scripts/stages.sh
 export TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS="${THREADS:-$(nproc)}"
-
-get() { "$PYTHON" -m hindsight.recipe "$RECIPE" "${SETS[@]}" --get "$1"; }
-say() { printf '\n== %s [%s]\n' "$1" "$(date +%T)"; }
 
 stage_model() {
   local model
@@ -29,18 +27,6 @@ stage_model() {
     HINDSIGHT_MODELS="$(dirname "$model")" "$MODELS_FETCH" "$name"
   fi
   if [[ "$model" == *.gguf ]]; then "$PYTHON" -m hindsight.models.gguf "$model"; fi
-}
-
-stage_world() {
-  say "world: instances and corpus"
-  "$PYTHON" -m hindsight.data "$(get data.source)"
-}
-
-stage_distill() {
-  say "distill: privileged teacher → replay validation → dev-frozen selection"
-  "$PYTHON" distill/teacher.py "$RECIPE" "${SETS[@]}"
-  "$PYTHON" distill/replay.py "$RECIPE" "${SETS[@]}"
-  "$PYTHON" distill/select.py "$RECIPE" "${SETS[@]}"
 }
 
 stage_train() {
@@ -67,13 +53,6 @@ stage_compare() {
     --markdown "$runs/comparison.md" --json "$runs/comparison.json"
 }
 
-STAGES=(model world distill train eval compare)
-if [[ $# -gt 0 ]]; then STAGES=("$@"); fi
 start=$SECONDS
-for stage in "${STAGES[@]}"; do
-  declare -F "stage_$stage" > /dev/null || { echo "unknown stage $stage; stages: ${STAGES[*]}" >&2; exit 2; }
-  t0=$SECONDS
-  "stage_$stage"
-  echo "-- $stage took $((SECONDS - t0)) s"
-done
+run_stages "model world distill train eval compare" "$@"
 echo "experiment finished in $((SECONDS - start)) s; table: $(get runs_dir)/comparison.md"
