@@ -2,7 +2,7 @@
 `template` (the chat template's own format) and `lenient` (also fenced JSON and call objects in
 prose). The same replies, read both ways, so the difference is the reading alone.
 
-    python benchmarks/tool_call_reading.py outputs/qwen05_world/runs/base outputs/qwen05_world/runs/sft
+    python -m benchmarks.tool_call_reading outputs/qwen05_world/runs/base outputs/qwen05_world/runs/sft
 
 A run made under one reading saw only that reading's follow-ups (a malformed reply is answered
 with an error message, a read one with search results); the first reply of each episode is the
@@ -15,12 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from benchmarks.common import finish  # noqa: E402
-from hindsight.policy.parsing import parse_tool_calls, read_leniently  # noqa: E402
-from hindsight.runs import read_episodes  # noqa: E402
-from hindsight.schema import Episode  # noqa: E402
+from benchmarks.common import finish
+from hindsight.policy.parsing import parse_tool_calls, read_leniently
+from hindsight.runs import read_episodes
+from hindsight.schema import Episode
 
 
 def replies(episode: Episode) -> list[str]:
