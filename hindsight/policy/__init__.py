@@ -19,7 +19,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
         raise ValueError(f"policy.model is required for the {config.backend} backend")
     local = {"adapter": adapter, "revision": config.revision, "temperature": config.temperature,
              "top_p": config.top_p, "max_new_tokens": config.max_new_tokens, "seed": config.seed,
-             "tool_style": config.tool_style, "enable_thinking": config.enable_thinking}
+             "tool_style": config.tool_style, "enable_thinking": config.enable_thinking, "dtype": config.dtype}
     if config.backend == "hf":
         from hindsight.policy.hf import HFPolicy
         return HFPolicy(config.model, max_context=config.max_context, **local)

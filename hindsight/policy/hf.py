@@ -40,7 +40,7 @@ def describe_weights_policy(policy) -> dict:
     """The manifest's account of a policy that runs model weights itself (hf, vllm)."""
     return {"backend": policy.name, "model": policy.model_id, "revision": policy.revision, "adapter": policy.adapter,
             "temperature": policy.temperature, "top_p": policy.top_p, "max_new_tokens": policy.max_new_tokens,
-            "seed": policy.seed, "enable_thinking": policy.enable_thinking,
+            "seed": policy.seed, "enable_thinking": policy.enable_thinking, "dtype": policy.dtype,
             # a local folder retrained in place keeps its name: these tell the runs apart
             "model_fingerprint": folder_fingerprint(policy.model_id),
             "adapter_fingerprint": folder_fingerprint(policy.adapter), **model_provenance(policy.model_id)}
@@ -58,7 +58,7 @@ class HFPolicy:
 
         self.model_id, self.adapter, self.revision = model, adapter, revision
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
-        self.enable_thinking = enable_thinking
+        self.enable_thinking, self.dtype = enable_thinking, dtype
         weights = resolve_model(model)  # a .gguf file becomes its dequantised folder
         self.tokenizer = AutoTokenizer.from_pretrained(weights, revision=revision)
         self.tokenizer.padding_side = "left"
