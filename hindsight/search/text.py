@@ -3,15 +3,29 @@ stopwords, Snowball (Porter2) stemming. Its version is part of the index key."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
+
+
+def _bm25s_stopwords() -> frozenset[str]:
+    """bm25s's English stop words, read without importing the bm25s package: it imports numba
+    where installed, and a script whose top-level imports reach numba cannot start vLLM's CPU
+    engine (its spawned workers re-import the script and trip over llvmlite)."""
+    package = importlib.util.find_spec("bm25s")
+    path = Path(package.submodule_search_locations[0]) / "stopwords.py"
+    spec = importlib.util.spec_from_file_location("hindsight_bm25s_stopwords", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return frozenset(module.STOPWORDS_EN)
+
 
 ANALYZER_VERSION = "en-snowball-1"
 _WORD = re.compile(r"(?u)\b\w\w+\b")
-_STOPWORDS = frozenset(STOPWORDS_EN)
+_STOPWORDS = _bm25s_stopwords()
 _stemmer = Stemmer.Stemmer("english")
 
 
