@@ -135,7 +135,6 @@ def test_base_and_sft_run_world_episodes_through_the_runner(sft_policy, qwen_ggu
         manifest = json.loads((tmp_path / name / "manifest.json").read_text())
         assert len(rows) == 2 and all(r["tokens"]["prompt"] > 500 and r["tokens"]["completion"] > 0 for r in rows)
         assert manifest["policy"]["backend"] == "vllm" and manifest["policy"]["adapter"] == policy.adapter
-        assert manifest["policy"]["mixed_batches_safe"] is (None if name == "base" else False)
     # the pretrained model acts: under the lenient reading its first reply is a readable call (the
     # adapter, 3 steps on one demonstration, is only there to be applied, not to act well)
     base_rows = [json.loads(line) for line in (tmp_path / "base" / "episodes.jsonl").read_text().splitlines()]

@@ -14,6 +14,7 @@ this when an adapter is loaded and `generate` splits such batches where the prob
 from __future__ import annotations
 
 import json
+import logging
 import os
 import zlib
 from pathlib import Path
@@ -23,6 +24,7 @@ from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
 from hindsight.policy.hf import PROBE, AdapterError, describe_weights_policy
 
+log = logging.getLogger(__name__)
 ADAPTER_NAME = "hindsight-adapter"
 LORA_RANK_SLOTS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
 CPU_KV_CACHE_GIB = 4
@@ -56,7 +58,7 @@ class VLLMPolicy:
         self.turns = 0
 
     def describe(self) -> dict:
-        return {**describe_weights_policy(self), "mixed_batches_safe": self.mixed_batches_safe}
+        return describe_weights_policy(self)
 
     # -- request building (no engine needed) ---------------------------------------------------
 
@@ -152,6 +154,10 @@ class VLLMPolicy:
         leak = logprob_change(alone, mixed)
         same_tokens = list(alone.outputs[0].token_ids) == list(mixed.outputs[0].token_ids)
         self.mixed_batches_safe = same_tokens and leak < max(0.25 * adapter_effect, 1e-3)
+        if not self.mixed_batches_safe:
+            log.warning("this vLLM engine gives base requests the adapter's weights when they share a batch "
+                        "(log-probability shift %.3g, adapter's own %.3g): they are generated apart", leak,
+                        adapter_effect)
         return self.mixed_batches_safe
 
     def check_adapter(self) -> float:
