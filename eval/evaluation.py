@@ -95,6 +95,10 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
                               "count": len(chosen)},
                 "corpus_hash": corpus.hash, "data_report": report.to_dict(), "software": software_versions(),
                 "git_commit": git_commit()}
-    run_episodes(policy, [inst.task() for inst in chosen], backend, recipe.protocol, run_dir, manifest,
-                 batch_size=recipe.policy.batch_size, progress=progress)
+    try:
+        run_episodes(policy, [inst.task() for inst in chosen], backend, recipe.protocol, run_dir, manifest,
+                     batch_size=recipe.policy.batch_size, progress=progress)
+    finally:
+        if hasattr(policy, "close"):  # an engine with worker processes (vllm) stops here, not at exit
+            policy.close()
     return run_dir
