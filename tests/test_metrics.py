@@ -5,7 +5,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from hindsight.metrics import (aggregate, canonical_submission, hits_at_k, mrr, ndcg_at_k, oracle_gain,
@@ -116,6 +116,7 @@ def test_scores_ignore_version_suffixes_and_duplicates(case, data):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=20), st.sampled_from(["", " ", "v2", "2401.", "cs/", "arXiv:"])), max_size=12))
 def test_garbage_submissions_score_zero_without_raising(garbage):
+    assume(not any(LABEL_IDS[0] in text for text in garbage))  # a drawn text can spell the label itself
     score = score_episode(make_episode([], garbage), make_instance({LABEL_IDS[0]: 7.0}))
     assert score["ndcg10"] == score["recall10"] == score["mrr"] == score["hits"] == 0
 
