@@ -94,8 +94,6 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_a
     import shutil
     import subprocess
     import sys
-    import time
-    import urllib.request
 
     cli = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
     if not Path(cli).exists():
@@ -103,17 +101,11 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_a
     port = free_port()
     process = subprocess.Popen([cli, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
                                 "--device", "cpu", *extra_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"transformers serve exited with code {process.returncode}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return process, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.5)
-    process.kill()
-    raise RuntimeError(f"transformers serve did not answer within {timeout_s}s")
+    try:
+        return process, wait_for_health(process, port, timeout_s, "transformers serve")
+    except RuntimeError:
+        process.kill()
+        raise
 
 
 def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0, max_lora_rank: int = 8,
@@ -125,8 +117,8 @@ def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0,
     import subprocess
     import sys
     import tempfile
-    import time
-    import urllib.request
+
+    from hindsight.policy.vllm_backend import cpu_engine_settings
 
     port = free_port()
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
@@ -136,21 +128,32 @@ def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0,
     if adapters:
         command += ["--enable-lora", "--max-lora-rank", str(max_lora_rank), "--lora-modules",
                     *(f"{name}={path}" for name, path in adapters.items())]
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib),
-           "VLLM_CPU_OMP_THREADS_BIND": ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))}
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)}
+    cpu_engine_settings(env)  # the thread binding the vllm policy uses
     log = tempfile.NamedTemporaryFile("w", prefix="vllm-server-", suffix=".log", delete=False)
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        return process, wait_for_health(process, port, timeout_s, f"the vLLM server (log: {log.name})")
+    except RuntimeError:
+        stop_process_group(process)
+        raise
+
+
+def wait_for_health(process, port: int, timeout_s: float, name: str) -> str:
+    """Poll a local server's /health until it answers; its base URL, or RuntimeError naming it."""
+    import time
+    import urllib.request
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the vLLM server exited with code {process.returncode}; see {log.name}")
+            raise RuntimeError(f"{name} exited with code {process.returncode}")
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return process, f"http://127.0.0.1:{port}/v1"
+            return f"http://127.0.0.1:{port}/v1"
         except OSError:
-            time.sleep(1)
-    stop_process_group(process)
-    raise RuntimeError(f"the vLLM server did not answer within {timeout_s}s; see {log.name}")
+            time.sleep(0.5)
+    raise RuntimeError(f"{name} did not answer within {timeout_s}s")
 
 
 def stop_process_group(process) -> None:

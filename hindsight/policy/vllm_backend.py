@@ -121,8 +121,9 @@ class VLLMPolicy:
         if with_adapter and not self.adapter:
             with_adapter = [False] * len(prompts)
         lora = lora_type(**self.lora_kwargs()) if any(with_adapter) else None
-        if len(set(with_adapter)) <= 1 or self.mixed_batches_safe:
-            requests = lora if len(set(with_adapter)) <= 1 else [lora if a else None for a in with_adapter]
+        mixed = len(set(with_adapter)) > 1
+        if not mixed or self.mixed_batches_safe:
+            requests = [lora if a else None for a in with_adapter] if mixed else lora
             return self.engine().generate(prompts, params, lora_request=requests, use_tqdm=False)
         outputs: list = [None] * len(prompts)
         for group in (False, True):
