@@ -64,6 +64,7 @@ class PolicyConfig:
     max_context: int | None = None
     tool_style: str = "auto"         # how tool calls are written in text: auto, qwen or llama
     dtype: str = "auto"              # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
+    reuse_cache: bool = True         # hf: keep each episode's keys/values across its turns
 
 
 @dataclass(frozen=True)

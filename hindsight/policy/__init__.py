@@ -1,4 +1,4 @@
-"""Policies: every agent (API model, local model, scripted baseline, replayed trajectory) behind
+"""Policies: every agent (API model, local model, scripted baseline) behind
 one interface, so that all of them run through the same environment and protocol."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
              "tool_style": config.tool_style, "enable_thinking": config.enable_thinking, "dtype": config.dtype}
     if config.backend == "hf":
         from hindsight.policy.hf import HFPolicy
-        return HFPolicy(config.model, max_context=config.max_context, **local)
+        return HFPolicy(config.model, max_context=config.max_context, reuse_cache=config.reuse_cache, **local)
     if config.backend == "vllm":
         from hindsight.policy.vllm_backend import VLLMPolicy
         return VLLMPolicy(config.model, max_context=config.max_context or 32768, **local)

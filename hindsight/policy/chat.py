@@ -18,6 +18,19 @@ class ChatRenderer:
     def prompt_ids(self, conv: Conversation, tools: list[dict]) -> list[int]:
         return self.tokenizer(self.prompt_text(conv, tools), add_special_tokens=False)["input_ids"]
 
+    def opening_ids(self, conv: Conversation, tools: list[dict]) -> list[int]:
+        """The leading system messages (and the tool schema) alone: what every episode starts with."""
+        system = []
+        for message in conv.messages:
+            if message["role"] != "system":
+                break
+            system.append(message)
+        if not system:
+            return []
+        text = self.tokenizer.apply_chat_template(system, tools=tools, tokenize=False,
+                                                  enable_thinking=self.enable_thinking)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
     def turn(self, token_ids: list[int], prompt_tokens: int) -> Turn:
         """A turn from generated token ids: cut at the end-of-turn token, tool calls parsed."""
         text = self.tokenizer.decode(token_ids, skip_special_tokens=False)

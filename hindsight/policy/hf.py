@@ -1,11 +1,13 @@
-"""Transformers backend: the model's own chat template, one left-padded `generate` per turn for
-every live episode, seedable sampling, and an optional PEFT adapter that must change the model."""
+"""Transformers backend: the model's own chat template, one `generate` per turn for every live
+episode (each reading only what its kept keys/values do not cover, see kv_reuse), seedable
+sampling, and an optional PEFT adapter that must change the model."""
 
 from __future__ import annotations
 
-from hindsight.policy.base import Conversation, Turn
 from hindsight.models.gguf import model_provenance, resolve_model
+from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
+from hindsight.policy.kv_reuse import KVReuse
 from hindsight.provenance import folder_fingerprint
 
 PROBE = [{"role": "system", "content": "You search for papers."},
@@ -52,7 +54,7 @@ class HFPolicy:
     def __init__(self, model: str, *, adapter: str | None = None, revision: str | None = None,
                  temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 256, seed: int = 0,
                  device: str | None = None, dtype: str = "auto", tool_style: str = "auto",
-                 enable_thinking: bool = False, max_context: int | None = None):
+                 enable_thinking: bool = False, max_context: int | None = None, reuse_cache: bool = True):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -73,32 +75,75 @@ class HFPolicy:
             self.adapter_logit_change = check_adapter_changes_logits(self.model, self.tokenizer, adapter)
         self.max_context = max_context or getattr(self.model.config, "max_position_embeddings", 32768)
         self.renderer = ChatRenderer(self.tokenizer, enable_thinking, tool_style)
+        self.kv = KVReuse() if reuse_cache else None
+        # every prompt's tokens, and those the model actually read (the rest came from kept keys/values)
+        self.usage = {"prompt_tokens": 0, "read_tokens": 0}
         self.turns = 0
 
     def describe(self) -> dict:
         return describe_weights_policy(self)
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
-        import torch
-
-        prompts = [self.renderer.prompt_text(conv, tools) for conv in batch]
-        lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        prompts = [self.renderer.prompt_ids(conv, tools) for conv in batch]
         turns: list[Turn | None] = [
-            Turn(failure=f"context_overflow: {n} prompt tokens + {self.max_new_tokens} new > {self.max_context}")
-            if n + self.max_new_tokens > self.max_context else None for n in lengths]
+            Turn(failure=f"context_overflow: {len(p)} prompt tokens + {self.max_new_tokens} new > {self.max_context}")
+            if len(p) + self.max_new_tokens > self.max_context else None for p in prompts]
         fits = [i for i, turn in enumerate(turns) if turn is None]
         if fits:
-            encoded = self.tokenizer([prompts[i] for i in fits], return_tensors="pt", padding=True,
-                                     add_special_tokens=False).to(self.model.device)
-            sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} \
-                if self.temperature > 0 else {"do_sample": False}
-            torch.manual_seed(self.seed + self.turns)  # seedable, and different at every turn
-            with torch.no_grad():
-                output = self.model.generate(**encoded, max_new_tokens=self.max_new_tokens,
-                                             pad_token_id=self.tokenizer.pad_token_id, **sampling)
-            new = output[:, encoded["input_ids"].shape[1]:]
-            for row, i in enumerate(fits):
-                tokens = [t for t in new[row].tolist() if t != self.tokenizer.pad_token_id]
-                turns[i] = self.renderer.turn(tokens, lengths[i])
+            if self.kv and self.kv.shared is None:
+                self._read_shared_prefix(batch[0], tools)
+            for i, tokens in zip(fits, self._generate([id(batch[i]) for i in fits], [prompts[i] for i in fits])):
+                turns[i] = self.renderer.turn(tokens, len(prompts[i]))
         self.turns += 1
         return turns
+
+    def _generate(self, keys: list[int], prompts: list[list[int]]) -> list[list[int]]:
+        import torch
+
+        from hindsight.policy.kv_reuse import (
+            CACHE_ARGUMENT,
+            lay_out,
+            plain_layers,
+            returned_cache,
+            split_rows,
+        )
+
+        prefixes = self.kv.prefixes(keys, prompts) if self.kv else [None] * len(prompts)
+        inputs = lay_out(prefixes, prompts, self.tokenizer.pad_token_id, self.model.device)
+        self.usage["prompt_tokens"] += sum(map(len, prompts))
+        self.usage["read_tokens"] += int(inputs.attention_mask.sum()) - sum(len(p.ids) for p in prefixes if p)
+        sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} \
+            if self.temperature > 0 else {"do_sample": False}
+        torch.manual_seed(self.seed + self.turns)  # seedable, and different at every turn
+        with torch.no_grad():
+            output = self.model.generate(input_ids=inputs.input_ids, attention_mask=inputs.attention_mask,
+                                         **{CACHE_ARGUMENT: inputs.cache}, max_new_tokens=self.max_new_tokens,
+                                         pad_token_id=self.tokenizer.pad_token_id, return_dict_in_generate=True,
+                                         **sampling)
+        new = output.sequences[:, inputs.input_ids.shape[1]:]
+        if self.kv:
+            layers = plain_layers(returned_cache(output))
+            if layers is None:
+                self.kv = None  # a sliding-window or quantized cache: every turn re-reads its prompt
+            else:
+                mask = torch.cat([inputs.attention_mask, torch.ones_like(new)], dim=1)
+                self.kv.keep(keys, split_rows(output.sequences, mask, layers))
+        return [[t for t in row.tolist() if t != self.tokenizer.pad_token_id] for row in new]
+
+    def _read_shared_prefix(self, conversation: Conversation, tools: list[dict]) -> None:
+        """The system prompt and tool schema every conversation opens with, read once."""
+        import torch
+
+        from hindsight.policy.kv_reuse import Prefix, plain_layers, returned_cache
+
+        ids = self.renderer.opening_ids(conversation, tools)
+        if not ids:
+            return
+        with torch.no_grad():
+            output = self.model(input_ids=torch.tensor([ids], device=self.model.device), use_cache=True)
+        layers = plain_layers(returned_cache(output))
+        if layers is None:
+            self.kv = None
+            return
+        self.kv.shared = Prefix(ids, [(k[0], v[0]) for k, v in layers])
+        self.usage["read_tokens"] += len(ids)
