@@ -58,7 +58,7 @@ demo: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh
 
 bench: venv
-	$(BIN)/python benchmarks/search.py --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json
+	$(BIN)/python -m benchmarks.search --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache

@@ -4,7 +4,7 @@ litellm pair runs twice: with the deployment prompt, and with the brief alone as
 show how much of the ratio the server's prompt processing takes; server and client CPU seconds
 are recorded per arm.
 
-    python benchmarks/episodes.py --json benchmarks/results/episodes.json
+    python -m benchmarks.episodes --json benchmarks/results/episodes.json
 
 A tiny random-weight Qwen3 plays the agent (its replies are garbage, so episodes end as
 malformed after a fixed number of turns: every episode costs the same number of model calls).
@@ -16,22 +16,18 @@ import argparse
 import datetime as dt
 import json
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from benchmarks.common import finish  # noqa: E402
-
-from hindsight.corpus import Corpus  # noqa: E402
-from hindsight.models.tiny import build_tiny_qwen  # noqa: E402
-from hindsight.protocol import ProtocolConfig  # noqa: E402
-from hindsight.runner import run_episodes  # noqa: E402
-from hindsight.schema import Task  # noqa: E402
-from hindsight.search.bm25 import BM25Backend  # noqa: E402
-from tests.helpers import random_papers, start_transformers_server  # noqa: E402
+from benchmarks.common import finish
+from hindsight.corpus import Corpus
+from hindsight.models.tiny import build_tiny_qwen
+from hindsight.protocol import ProtocolConfig
+from hindsight.runner import run_episodes
+from hindsight.schema import Task
+from hindsight.search.bm25 import BM25Backend
+from tests.helpers import random_papers, start_transformers_server
 
 
 def timed_run(policy, tasks, backend, config, out: Path, batch_size: int, first_messages=None) -> float:

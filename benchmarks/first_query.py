@@ -1,6 +1,6 @@
 """Does a student learn which query a brief calls for? A diagnostic for the demo (README, "The demo").
 
-    python benchmarks/first_query.py --model outputs/demo/base/model --sft outputs/demo/distill/sft.jsonl \
+    python -m benchmarks.first_query --model outputs/demo/base/model --sft outputs/demo/distill/sft.jsonl \
         --template without-system --steps 300 --json benchmarks/results/first_query.json
 
 It fine-tunes the model on the *first keyword turns* of the selected demonstrations only (brief →
@@ -22,16 +22,14 @@ import collections
 import json
 import platform
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks.common import finish
+from hindsight.stages import SFTRow
 
-from benchmarks.common import finish  # noqa: E402
 
-
-def first_keyword_turns(rows: list[dict]) -> list[tuple[dict, str]]:
+def first_keyword_turns(rows: list[SFTRow]) -> list[tuple[SFTRow, str]]:
     """(row, query) for each row: the row as its opening messages followed directly by its first
     search that is not the brief's first sentence, and that search's query (rows without one are
     left out)."""
@@ -40,7 +38,7 @@ def first_keyword_turns(rows: list[dict]) -> list[tuple[dict, str]]:
 
     cut = []
     for row in rows:
-        messages = row["messages"]
+        messages = row.messages
         opening = [m for m in messages[:2] if m["role"] in ("system", "user")]
         sentence = first_sentence_query(brief_from_messages(messages))
         for message in messages:
@@ -48,7 +46,7 @@ def first_keyword_turns(rows: list[dict]) -> list[tuple[dict, str]]:
             arguments = call.get("arguments")
             arguments = json.loads(arguments) if isinstance(arguments, str) else arguments or {}
             if call.get("name") == "search_papers" and arguments.get("query") != sentence:
-                cut.append(({"messages": [*opening, message], "tools": row.get("tools")}, arguments.get("query")))
+                cut.append((SFTRow([*opening, message], row.tools), arguments.get("query")))
                 break
     return cut
 
@@ -82,17 +80,18 @@ def main(argv: list[str] | None = None) -> dict:
     from hindsight.data import load_benchmark
     from hindsight.models.tiny import CHAT_TEMPLATE, CHAT_TEMPLATE_WITHOUT_SYSTEM
     from hindsight.prompts import brief_from_messages, initial_messages
-    from train.data import encode_rows, read_rows
+    from hindsight.stages import read_sft_set
+    from hindsight.train.data import encode_rows
 
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     _, instances, _ = load_benchmark(args.data)
     subproblem = {inst.brief: inst.audit["subproblem"] for inst in instances}
-    turns = first_keyword_turns(read_rows(args.sft))
+    turns = first_keyword_turns(read_sft_set(args.sft))
     rows = [row for row, _ in turns]
     wanted = collections.defaultdict(set)    # subproblem -> the teacher's first keyword queries
     for row, query in turns:
-        wanted[subproblem[brief_from_messages(row["messages"])]].add(query)
+        wanted[subproblem[brief_from_messages(row.messages)]].add(query)
 
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     if args.template != "model":
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
         model = get_peft_model(model, LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank, target_modules=[
             "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
     examples, lengths = encode_rows(rows, tokenizer, max_length=100_000, max_drop_share=0.0, enable_thinking=False)
-    tools = rows[0]["tools"]
+    tools = rows[0].tools
     probes = {split: [inst for inst in instances if inst.split == split][:args.briefs] for split in ("train", "eval")}
 
     def learned_share(split: str) -> tuple[float, int]:
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
         optimizer.step()
         optimizer.zero_grad()
         if step % args.every == 0 or step == args.steps:
-            (train_share, train_distinct), (eval_share, eval_distinct) = learned_share("train"), learned_share("eval")
+            (train_share, train_distinct), (eval_share, _) = learned_share("train"), learned_share("eval")
             curve.append({"step": step, "loss": round(loss.item(), 4), "train_briefs_learned": train_share,
                           "eval_briefs_learned": eval_share, "distinct_train_queries": train_distinct,
                           "seconds": round(time.perf_counter() - start, 1)})

@@ -1,7 +1,7 @@
 """Replay-validation throughput on the synthetic world, one core, with and without the result
 cache for repeated queries (the same candidates, the same run).
 
-    python benchmarks/replay.py --json benchmarks/results/replay.json
+    python -m benchmarks.replay --json benchmarks/results/replay.json
 """
 
 from __future__ import annotations
@@ -11,24 +11,21 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import tempfile
+import time
+from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from benchmarks.common import finish  # noqa: E402
-
-from distill.config import DistillConfig  # noqa: E402
-from distill.prompts import private_texts  # noqa: E402
-from distill.replay import Validator, validate_all  # noqa: E402
-from distill.teacher import generate_candidates  # noqa: E402
-from hindsight.data import load_benchmark  # noqa: E402
-from hindsight.recipe import load_recipe  # noqa: E402
-from hindsight.runs import read_episodes  # noqa: E402
-from hindsight.search.bm25 import BM25Backend  # noqa: E402
+from benchmarks.common import finish
+from hindsight.data import load_benchmark
+from hindsight.distill.config import DistillConfig
+from hindsight.distill.prompts import private_texts
+from hindsight.distill.replay import Validator, validate_all
+from hindsight.distill.teacher import generate_candidates
+from hindsight.recipe import load_recipe
+from hindsight.runs import read_episodes
+from hindsight.schema import CandidateId
+from hindsight.search.bm25 import BM25Backend
 
 
 class Uncached:
@@ -56,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict:
     corpus, instances, _ = load_benchmark(recipe.data.source)
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(work / "out" / "candidates" / "episodes.jsonl").values())
-    private = private_texts([by_id[iid] for iid in {c.instance_id.rpartition("#")[0] for c in candidates}], corpus,
+    private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}], corpus,
                             DistillConfig())
     backend = BM25Backend(corpus)
     report = {"candidates": len(candidates)}

@@ -1,6 +1,6 @@
 """Date-gated search benchmark: hindsight's BM25 backend against rank_bm25, in one run.
 
-    python benchmarks/search.py --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz \
+    python -m benchmarks.search --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz \
         --date-field listed --queries 1000 --json benchmarks/results/search.json
 
 Queries are paper titles drawn from the corpus, each with a random cutoff between the first and
@@ -17,25 +17,22 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import datetime as dt  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import datetime as dt
+import platform
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+import numpy as np
+from tqdm import tqdm
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
-
-from benchmarks.common import finish  # noqa: E402
-from hindsight.corpus import Corpus, load_corpus  # noqa: E402
-from hindsight.search.bm25 import BM25Backend  # noqa: E402
-from hindsight.search.text import analyze  # noqa: E402
+from benchmarks.common import finish
+from hindsight.corpus import Corpus, load_corpus
+from hindsight.search.bm25 import BM25Backend
+from hindsight.search.text import analyze
 
 
 def make_queries(corpus: Corpus, n: int, seed: int) -> list[tuple[str, dt.date]]:

@@ -1,48 +1,55 @@
-"""Training throughput: padded batches vs padding-free batches on the same examples, one run.
+"""Training throughput: padded batches vs padding-free batches on the same examples, one run;
+with --threads-arms, also one example a step under 1 and under 2 torch threads.
 
-    python benchmarks/train.py --json benchmarks/results/train.json
+    python -m benchmarks.train --json benchmarks/results/train.json
+    python -m benchmarks.train --model ~/.cache/hindsight-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+        --lora-rank 16 --targets 12 --batch-size 4 --steps 2 --threads-arms --json benchmarks/results/train-qwen05.json
 
 The examples are a real SFT set (the scripted teacher on the synthetic world, masked by
-train/masking.py) for a tiny Qwen3; both arms use TRL's collator (padding_free False / True),
-the same seed, order and optimiser, and report trained-token throughput and the loss. First, a
-check that the two collations give the same loss on the same batch: padding-free batches rely
-on position ids to keep sequences apart, and an attention implementation that ignored them
-would mix sequences silently.
+hindsight/train/masking.py) for a tiny Qwen3, or for --model (a .gguf file or a folder, with
+LoRA of --lora-rank on every linear layer as in recipes/qwen05_world.yaml); every arm uses TRL's
+collator (padding_free False / True), the same seed, order and optimiser, and reports token
+throughput and the loss. First, a check that the two collations give the same loss on the same
+batch: padding-free batches rely on position ids to keep sequences apart, and an attention
+implementation that ignored them would mix sequences silently.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from benchmarks.common import finish  # noqa: E402
+from benchmarks.common import finish
 
 
-def make_examples(work: Path, targets: int):
-    from distill.replay import main as replay_main
-    from distill.select import main as select_main
-    from distill.teacher import main as teacher_main
+def make_examples(work: Path, targets: int, model: str | None):
     from hindsight.data import load_benchmark
+    from hindsight.distill.replay import main as replay_main
+    from hindsight.distill.select import main as select_main
+    from hindsight.distill.teacher import main as teacher_main
     from hindsight.models.tiny import build_tiny_qwen
-    from train.data import encode_rows, read_rows
+    from hindsight.stages import read_sft_set
+    from hindsight.train.data import encode_rows
 
     recipe = work / "recipe.yaml"
     recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": {"budget": 12, "abstract_words": 20},
                                   "distill": {"out_dir": str(work / "distill"), "candidates": 2, "max_targets": targets}}))
     for step in (teacher_main, replay_main, select_main):
         assert step([str(recipe)]) == 0
-    corpus, _, _ = load_benchmark("world")
-    model_dir = build_tiny_qwen(work / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
+    if model:
+        from hindsight.models.gguf import resolve_model
+        model_dir = resolve_model(model)
+    else:
+        corpus, _, _ = load_benchmark("world")
+        model_dir = build_tiny_qwen(work / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
     from transformers import AutoTokenizer
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    examples, _ = encode_rows(read_rows(work / "distill" / "sft.jsonl"), tokenizer, 8192, 0.05, False)
+    examples, _ = encode_rows(read_sft_set(work / "distill" / "sft.jsonl"), tokenizer, 8192, 0.05, False)
     return model_dir, tokenizer, examples
 
 
@@ -51,15 +58,30 @@ def batches(examples, size):
             for i in range(0, len(examples), size)]
 
 
-def run(model_dir, tokenizer, examples, padding_free: bool, batch_size: int, steps: int) -> dict:
+def load_model(model_dir, lora_rank: int):
     import torch
     from transformers import AutoModelForCausalLM
-    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).train()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if lora_rank:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, lora_dropout=0.0,
+                                                 target_modules="all-linear"))
+    return model
+
+
+def run(model_dir, tokenizer, examples, padding_free: bool, batch_size: int, steps: int, lora_rank: int = 0,
+        threads: int | None = None) -> dict:
+    import torch
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    if threads:
+        torch.set_num_threads(threads)
+    model = load_model(model_dir, lora_rank).train()
     collate = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=padding_free)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4 if lora_rank else 1e-3)
     work = batches(examples, batch_size)[:steps]
     trained = sum(sum(label != -100 for label in ex["labels"]) for batch in work for ex in batch)
     real = sum(len(ex["input_ids"]) for batch in work for ex in batch)
@@ -75,13 +97,12 @@ def run(model_dir, tokenizer, examples, padding_free: bool, batch_size: int, ste
             "first_loss": losses[0], "final_loss": losses[-1], "steps": len(work)}
 
 
-def same_loss(model_dir, tokenizer, examples) -> tuple[float, float]:
+def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
     import torch
-    from transformers import AutoModelForCausalLM
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    batch = batches(examples, 4)[0]
+    model = load_model(model_dir, 0).eval()
+    batch = batches(examples, batch_size)[0]
     with torch.no_grad():
         padded = model(**DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batch)).loss
         free = model(**DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(batch)).loss
@@ -93,25 +114,39 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--targets", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--model", help="a real model (.gguf file or folder) instead of a tiny random Qwen3")
+    parser.add_argument("--lora-rank", type=int, default=0, help="0: full fine-tuning")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)), help="for the padding arms")
+    parser.add_argument("--threads-arms", action="store_true", help="also time batch 1 under 1 and 2 threads")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-train-"))
-    model_dir, tokenizer, examples = make_examples(work, args.targets)
-    padded_loss, free_loss = same_loss(model_dir, tokenizer, examples)
-    report = {"examples": len(examples), "lengths": sorted(len(e.input_ids) for e in examples),
+    model_dir, tokenizer, examples = make_examples(work, args.targets, args.model)
+    padded_loss, free_loss = same_loss(model_dir, tokenizer, examples, args.batch_size)
+    student = f"{Path(args.model).name if args.model else 'tiny Qwen3'}, " + \
+        (f"LoRA r {args.lora_rank}" if args.lora_rank else "full fine-tuning")
+    report = {"examples": len(examples), "lengths": [len(e.input_ids) for e in examples], "student": student,
               "same_batch_loss": {"padded": padded_loss, "padding_free": free_loss},
-              "machine": f"{platform.machine()}, Python {platform.python_version()}, CPU"}
-    report["padded"] = run(model_dir, tokenizer, examples, False, args.batch_size, args.steps)
-    report["padding_free"] = run(model_dir, tokenizer, examples, True, args.batch_size, args.steps)
+              "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}"}
+    arms = {"padded": (False, args.batch_size, args.threads), "padding_free": (True, args.batch_size, args.threads)}
+    if args.threads_arms:
+        arms |= {"1 thread": (False, 1, 1), "2 threads": (False, 1, 2)}
+    for name, (padding_free, batch_size, threads) in arms.items():
+        report[name] = run(model_dir, tokenizer, examples, padding_free, batch_size, args.steps, args.lora_rank, threads)
+        print(name, json.dumps(report[name]), flush=True)
     report["speedup"] = report["padding_free"]["tokens_per_s"] / report["padded"]["tokens_per_s"]
-    lengths = report["lengths"]
-    report["markdown"] = (
-        "| batches | tokens/s | loss first → last |\n|---|---:|---:|\n"
-        + "".join(f"| {name.replace('_', '-')} | {report[name]['tokens_per_s']:.0f} | "
-                  f"{report[name]['first_loss']:.3f} → {report[name]['final_loss']:.3f} |\n" for name in ("padded", "padding_free"))
-        + f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {len(examples)} examples of "
-          f"{lengths[0]}–{lengths[-1]} tokens, batch {args.batch_size}, {args.steps} steps, tiny Qwen3 on the CPU. "
-          f"Same batch, same weights: loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free.")
+    shown = report["lengths"][:args.batch_size * args.steps]
+    lines = ["| arm | tokens/s | loss first → last |", "|---|---:|---:|"]
+    lines += [f"| {name.replace('_', '-')}{f', batch {args.batch_size}' if name in ('padded', 'padding_free') else ', batch 1'} "
+              f"| {report[name]['tokens_per_s']:.0f} | {report[name]['first_loss']:.3f} → {report[name]['final_loss']:.3f} |"
+              for name in arms]
+    lines.append(f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {student}, examples of "
+                 f"{min(shown)}–{max(shown)} tokens, {args.steps} steps an arm, CPU. Same batch, same weights: "
+                 f"loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free.")
+    if args.threads_arms:
+        report["threads_speedup"] = report["2 threads"]["tokens_per_s"] / report["1 thread"]["tokens_per_s"]
+        lines.append(f"2 threads / 1 thread: **{report['threads_speedup']:.2f}×**.")
+    report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 
 

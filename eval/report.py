@@ -1,21 +1,8 @@
-"""Print one run: its counts, funnel and end-to-end metrics (eval/compare.py compares several).
-
-    python eval/report.py base [--runs-dir runs] [--json OUT] [--plots DIR]
-"""
-
-from __future__ import annotations
+"""Print one run: `hindsight report`, run as a file; the code is hindsight.eval.report."""
 
 import sys
-from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the checkout, not this script's folder
-
-from eval.compare import execute, make_parser  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    return execute(make_parser(__doc__, several_runs=False).parse_args(argv))
-
+from hindsight.eval.report import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -128,6 +128,29 @@ def add_recipe_arguments(parser) -> None:
                         help="override a recipe value (parsed as YAML); repeatable")
 
 
+def recipe_command(doc: str, work, argv: list[str] | None = None, add_arguments=None,
+                   errors: tuple[type[Exception], ...] = ()) -> int:
+    """Every stage's command line: parse `RECIPE [--set ...]` and the stage's own options, run
+    `work(recipe, args)`, print what it returns, and turn a known failure into `error: ...`, exit 2.
+    `work` returns the message, or (message, exit status)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_recipe_arguments(parser)
+    if add_arguments:
+        add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        outcome = work(load_recipe(args.recipe, args.overrides), args)
+    except (ValueError, FileNotFoundError, *errors) as exc:  # ConfigError is a ValueError
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    message, status = outcome if isinstance(outcome, tuple) else (outcome, 0)
+    print(message)
+    return status
+
+
 def recipe_value(recipe: Recipe, dotted: str):
     """A value the recipe states, by `section.key` (for shell scripts: Slurm, the demo)."""
     value = recipe.to_dict()

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from hindsight.env import SearchEnv
+from hindsight.env import SearchEnv, ToolResult
 from hindsight.policy.base import Conversation, IndependentPolicy, Policy, Turn
 from hindsight.policy.parsing import read_leniently
 from hindsight.prompts import MALFORMED_REPLY, initial_messages, prompt_texts
-from hindsight.protocol import ProtocolConfig
+from hindsight.protocol import ProtocolConfig, protocol_hash
 from hindsight.schema import Episode, Task
 from hindsight.search import SearchBackend
 
@@ -81,8 +81,9 @@ def _read(turn: Turn, config: ProtocolConfig) -> Turn:
     return replace(turn, content=parsed.text, calls=parsed.calls, parse_error=None) if parsed.calls else turn
 
 
-def _apply(live: Live, turn: Turn, config: ProtocolConfig) -> None:
-    """Feed one assistant turn to the environment and extend the conversation."""
+def apply_turn(live: Live, turn: Turn, config: ProtocolConfig) -> list[ToolResult]:
+    """Feed one assistant turn to the environment and extend the conversation; the results of its
+    tool calls. Every transcript is built here: a policy's, and a replayed candidate's."""
     turn, max_malformed = _read(turn, config), config.max_malformed
     live.prompt_tokens += turn.prompt_tokens
     live.completion_tokens += turn.completion_tokens
@@ -92,7 +93,7 @@ def _apply(live: Live, turn: Turn, config: ProtocolConfig) -> None:
     if turn.failure:
         live.status = "context_overflow" if turn.failure.startswith("context_overflow") else "error"
         live.error = turn.failure
-        return
+        return []
     if not turn.calls:
         result = env.malformed(turn.text, turn.parse_error or "no tool call")
         messages.append({"role": "assistant", "content": turn.text})
@@ -102,18 +103,20 @@ def _apply(live: Live, turn: Turn, config: ProtocolConfig) -> None:
             live.status = env.status
         elif live.malformed_in_a_row >= max_malformed:
             live.status = "malformed"
-        return
+        return []
     live.malformed_in_a_row = 0
     for i, call in enumerate(turn.calls):
         call.id = call.id or f"call_{len(env.steps)}_{i}"
     messages.append({"role": "assistant", "content": turn.content,
                      "tool_calls": [call.to_message() for call in turn.calls]})
+    results = []
     for call in turn.calls:
-        result = env.call(call.name, call.arguments, raw=turn.text)
+        results.append(result := env.call(call.name, call.arguments, raw=turn.text))
         messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result.content})
         if result.done:
             live.status = env.status
-            return
+            break
+    return results
 
 
 def _record(live: Live, policy: Policy) -> Episode:
@@ -139,8 +142,7 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
     run_dir.mkdir(parents=True, exist_ok=True)
     episodes_path, manifest_path = run_dir / "episodes.jsonl", run_dir / "manifest.json"
     prompts = prompt_texts(config.read_paper)
-    probe = SearchEnv(Task("probe", "probe", dt.date(2000, 1, 1)), backend, config, prompts)
-    manifest = {**(manifest or {}), "protocol_hash": probe.protocol_hash(), "protocol": config.to_dict(),
+    manifest = {**(manifest or {}), "protocol_hash": protocol_hash(config, backend.describe(), prompts), "protocol": config.to_dict(),
                 "search": backend.describe(), "policy": policy.describe(), "prompts": prompts}
     if manifest_path.exists():
         previous = json.loads(manifest_path.read_text())
@@ -200,7 +202,7 @@ def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, config: Pro
             except Exception as exc:  # a policy crash ends these episodes as errors, never silently
                 turns = [Turn(failure=f"error: {type(exc).__name__}: {exc}") for _ in live]
             for item, turn in zip(live, turns):
-                _apply(item, turn, config)
+                apply_turn(item, turn, config)
                 if item.status is not None:
                     log.finish(item)
             live = [item for item in live if item.status is None]
@@ -218,7 +220,7 @@ async def _advance_independently(policy: IndependentPolicy, pending: list[Task],
                     turn = await policy.act_one(item.conversation, item.env.tools)
                 except Exception as exc:  # as in lockstep: the episode ends as an error
                     turn = Turn(failure=f"error: {type(exc).__name__}: {exc}")
-                _apply(item, turn, config)
+                apply_turn(item, turn, config)
             log.finish(item)
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(live_at_once, len(pending))))))

@@ -1,4 +1,4 @@
-"""The records every stage exchanges (DESIGN §3), with validation that names the bad field.
+"""The records every stage exchanges (docs/architecture.md, "Records"), with validation that names the bad field.
 
 Records are plain dataclasses. `from_dict` validates and normalises (ids lose their version
 suffix, dates become `datetime.date`); `to_dict` gives back the JSON form. A `where` argument
@@ -186,6 +186,23 @@ class Task:
 
     def to_dict(self) -> dict:
         return {"instance_id": self.instance_id, "brief": self.brief, "cutoff": self.cutoff.isoformat()}
+
+
+@dataclass(frozen=True)
+class CandidateId:
+    """Distillation runs K candidates of a target as the tasks "<instance id>#<k>": the one place
+    that id is built and read. A plain instance id reads as candidate 0."""
+
+    instance_id: str
+    index: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.instance_id}#{self.index}"
+
+    @classmethod
+    def parse(cls, text: str) -> CandidateId:
+        head, sep, tail = text.rpartition("#")
+        return cls(head, int(tail)) if sep and tail.isdigit() else cls(text, 0)
 
 
 @dataclass(frozen=True)

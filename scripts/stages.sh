@@ -13,7 +13,7 @@ stage_distill() {
   say "distill: privileged teacher → replay validation → dev-frozen selection"
   "$PYTHON" distill/teacher.py "$RECIPE" "${SETS[@]}"
   "$PYTHON" distill/replay.py "$RECIPE" "${SETS[@]}"
-  "$PYTHON" distill/select.py "$RECIPE" "${SETS[@]}"
+  "$PYTHON" distill/select_demos.py "$RECIPE" "${SETS[@]}"
 }
 
 # run_stages "all stages, in order" [stage ...]: the named stages (default: all), each timed.

@@ -91,9 +91,9 @@ def qwen_tokenizer(qwen_folder):
 @pytest.fixture(scope="session")
 def world_sft(tmp_path_factory, qwen_gguf):
     """Selected demonstrations of the scripted teacher on two world train targets, and the recipe."""
-    from distill.replay import main as replay_main
-    from distill.select import main as select_main
-    from distill.teacher import main as teacher_main
+    from hindsight.distill.replay import main as replay_main
+    from hindsight.distill.select import main as select_main
+    from hindsight.distill.teacher import main as teacher_main
 
     root = tmp_path_factory.mktemp("real-sft")
     recipe = root / "recipe.yaml"

@@ -66,12 +66,12 @@ def test_a_recipe_section_of_the_wrong_type_names_the_file_and_section(tmp_path,
     recipe.write_text(text)
     with pytest.raises(ConfigError, match=rf"r.yaml: {where}: expected a mapping"):
         loaded = load_recipe(recipe)
-        from train.config import TrainConfig
+        from hindsight.train.config import TrainConfig
         TrainConfig.from_recipe(loaded)
 
 
 def test_a_refused_resume_leaves_the_run_byte_identical(tmp_path):
-    from eval.evaluation import evaluate
+    from hindsight.eval.evaluation import evaluate
 
     recipe = tmp_path / "r.yaml"
     recipe.write_text(f"data: {{source: world, max_targets: 2}}\nruns_dir: {tmp_path / 'runs'}\n")
@@ -88,8 +88,9 @@ def test_a_refused_resume_leaves_the_run_byte_identical(tmp_path):
     ({"chat_template_hash": hashlib.sha256(b"another template").hexdigest()}, "another chat template"),
 ])
 def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_path, change, message):
-    from eval.evaluation import evaluate
     from transformers import AutoTokenizer
+
+    from hindsight.eval.evaluation import evaluate
 
     template = AutoTokenizer.from_pretrained(tiny_model).chat_template
     shutil.copytree(tiny_model, tmp_path / "sft" / "model")

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.compare import main as compare_main
-from eval.comparison import compare_runs
-from eval.report import main as report_main
 from hindsight.data import load_instances
+from hindsight.eval.compare import main as compare_main
+from hindsight.eval.comparison import compare_runs
+from hindsight.eval.report import main as report_main
 from hindsight.runs import load_run
 from tests.helpers import episode_for, label_id, make_instances, write_jsonl, write_run
 
@@ -178,7 +178,7 @@ def test_the_overlap_slice_splits_targets_by_antecedents_seen_in_training_demons
 
 
 def test_the_overlap_slice_without_a_training_set_is_refused(two_runs):
-    from eval.comparison import ComparisonError
+    from hindsight.eval.comparison import ComparisonError
 
     runs = [load_run(two_runs / "runs" / name) for name in ("base", "sft")]
     with pytest.raises(ComparisonError, match="needs the SFT set"):

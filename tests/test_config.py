@@ -27,7 +27,7 @@ def test_a_float_written_without_a_dot_is_read_as_a_float(tmp_path):
 
     recipe = tmp_path / "r.yaml"
     recipe.write_text("train:\n  learning_rate: 5e-6\n")   # YAML 1.1 gives the string '5e-6'
-    from train.config import TrainConfig
+    from hindsight.train.config import TrainConfig
 
     assert TrainConfig.from_recipe(load_recipe(recipe)).learning_rate == 5e-6
     with pytest.raises(ConfigError, match="learning_rate: expected float"):

@@ -5,7 +5,13 @@ import shutil
 import pytest
 
 from hindsight.data import load_benchmark
-from hindsight.data.deepscholar import ConversionError, cite_counts, convert, redact, target_names
+from hindsight.data.deepscholar import (
+    ConversionError,
+    cite_counts,
+    convert,
+    redact,
+    target_names,
+)
 from tests.helpers import SHARED_DATA
 
 DEEPSCHOLAR = SHARED_DATA / "deepscholar-bench"

@@ -3,7 +3,12 @@ import json
 import pytest
 
 from hindsight.data import InstanceError, load_benchmark, load_instances
-from hindsight.data.native import load_native, months_before, prepare_instances, split_by_date
+from hindsight.data.native import (
+    load_native,
+    months_before,
+    prepare_instances,
+    split_by_date,
+)
 from hindsight.schema import Instance
 from tests.helpers import write_jsonl
 

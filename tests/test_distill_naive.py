@@ -2,9 +2,9 @@
 
 import json
 
-from distill.audit import audit_recipe
-from distill.naive import main as naive_main
 from hindsight.data import load_instances, materialise
+from hindsight.distill.audit import audit_recipe
+from hindsight.distill.naive import main as naive_main
 from hindsight.recipe import load_recipe
 
 

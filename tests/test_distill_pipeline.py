@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from distill.audit import audit_recipe
-from distill.audit import main as audit_main
-from distill.replay import main as replay_main
-from distill.select import main as select_main
-from distill.teacher import main as teacher_main
-from eval.run import main as run_main
 from hindsight.data import load_instances, materialise
+from hindsight.distill.audit import audit_recipe
+from hindsight.distill.audit import main as audit_main
+from hindsight.distill.replay import main as replay_main
+from hindsight.distill.select import main as select_main
+from hindsight.distill.teacher import main as teacher_main
+from hindsight.eval.run import main as run_main
 from hindsight.leaks import content_words
 from hindsight.recipe import load_recipe
 
@@ -89,7 +89,7 @@ def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_tar
     teacher_mean = statistics.mean(best.get(t, 0.0) for t in train)
     assert run_main([str(recipe), "--name", "oneshot-train", "--split", "train", "--limit", "40"]) == 0
     runs = Path(recipe.read_text().split("runs_dir: ")[1].split("\n")[0])
-    from eval.comparison import score_run
+    from hindsight.eval.comparison import score_run
     from hindsight.runs import load_run
     run = load_run(runs / "oneshot-train")
     scores = {s["instance_id"]: s["ndcg10"] for s in score_run(run, load_instances(runs / "oneshot-train" / "instances.jsonl"))}

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from distill.config import DistillConfig
-from distill.prompts import private_block
-from distill.replay import Validator
+from hindsight.corpus import Corpus
+from hindsight.distill.config import DistillConfig
+from hindsight.distill.prompts import private_block
+from hindsight.distill.replay import Replay, Validator
+from hindsight.distill.select import choose
 from hindsight.env import SearchEnv
 from hindsight.leaks import PrivateText
 from hindsight.prompts import prompt_texts
-from distill.select import choose
-from hindsight.corpus import Corpus
 from hindsight.schema import Instance, Label, Paper, Target, Task
 from hindsight.search.bm25 import BM25Backend
 from tests.helpers import random_papers
@@ -168,10 +168,10 @@ def test_flagged_candidates_never_reach_the_sft_set(world):
     corpus, backend, instance, validator = world
     rows = []
     for name in ("private_copy", "unsurfaced", "clean"):
-        replay = validator.replay(candidate(backend, CASES[name](backend)), instance).to_dict()
-        replay["candidate_id"] = f"inst#{len(rows)}"
-        replay["score"]["ndcg10"] = 1.0 if name != "clean" else 0.1  # flagged ones score higher
-        rows.append(replay)
+        replay = validator.replay(candidate(backend, CASES[name](backend)), instance)
+        replay.candidate_id = f"inst#{len(rows)}"
+        replay.score["ndcg10"] = 1.0 if name != "clean" else 0.1  # flagged ones score higher
+        rows.append(Replay.from_dict(json.loads(json.dumps(replay.to_dict()))))  # as select reads them back
     chosen = choose(rows, threshold=0.0)
-    assert chosen["inst"]["flags"] == [] and chosen["inst"]["candidate_id"] == "inst#2"
+    assert chosen["inst"].flags == [] and chosen["inst"].candidate_id == "inst#2"
     assert choose(rows, threshold=0.5) == {}

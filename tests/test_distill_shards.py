@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from distill.teacher import main as teacher_main
-from distill.teacher import parse_shard
+from hindsight.distill.teacher import main as teacher_main
+from hindsight.distill.teacher import parse_shard
 
 
 def _recipe(root, out):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.compare import main as compare_main
-from eval.run import main as run_main
 from hindsight.config import ConfigError
+from hindsight.eval.compare import main as compare_main
+from hindsight.eval.run import main as run_main
 from hindsight.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,21 +89,21 @@ def write_training_manifest(folder, lora: bool, base_model: str):
 
 
 def test_a_student_trained_with_lora_is_its_adapter_on_the_policy_model(tmp_path):
-    from eval.evaluation import trained_student
+    from hindsight.eval.evaluation import trained_student
 
     adapter = write_training_manifest(tmp_path / "sft", lora=True, base_model="Qwen/Qwen3-0.6B")
     assert trained_student(tmp_path / "sft", "Qwen/Qwen3-0.6B") == ("Qwen/Qwen3-0.6B", str(adapter))
 
 
 def test_a_fully_fine_tuned_student_is_its_own_model(tmp_path):
-    from eval.evaluation import trained_student
+    from hindsight.eval.evaluation import trained_student
 
     model = write_training_manifest(tmp_path / "sft", lora=False, base_model="Qwen/Qwen3-0.6B")
     assert trained_student(tmp_path / "sft", "Qwen/Qwen3-0.6B") == (str(model), None)
 
 
 def test_an_adapter_trained_on_another_base_is_refused(tmp_path):
-    from eval.evaluation import trained_student
+    from hindsight.eval.evaluation import trained_student
 
     write_training_manifest(tmp_path / "sft", lora=True, base_model="Qwen/Qwen3-8B")
     with pytest.raises(ValueError, match="trained on Qwen/Qwen3-8B, but policy.model is Qwen/Qwen3-0.6B"):
@@ -111,14 +111,14 @@ def test_an_adapter_trained_on_another_base_is_refused(tmp_path):
 
 
 def test_a_student_folder_without_a_training_manifest_is_named(tmp_path):
-    from eval.evaluation import trained_student
+    from hindsight.eval.evaluation import trained_student
 
     with pytest.raises(FileNotFoundError, match="train_manifest.json does not exist"):
         trained_student(tmp_path / "nothing", "Qwen/Qwen3-0.6B")
 
 
 def test_an_adapter_trained_on_other_gguf_weights_is_refused(tmp_path):
-    from eval.evaluation import trained_student
+    from hindsight.eval.evaluation import trained_student
     from hindsight.jsonl import sha256_file
 
     model = tmp_path / "student.gguf"
@@ -133,7 +133,7 @@ def test_an_adapter_trained_on_other_gguf_weights_is_refused(tmp_path):
 
 
 def test_data_max_targets_evaluates_the_first_n_targets_of_the_split(tmp_path):
-    from eval.evaluation import evaluate
+    from hindsight.eval.evaluation import evaluate
     from hindsight.recipe import load_recipe
 
     recipe = tmp_path / "r.yaml"

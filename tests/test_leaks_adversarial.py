@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from distill.audit import audit_row
 from hindsight.data import load_benchmark
+from hindsight.distill.audit import audit_row
 from hindsight.leaks import PrivateText, check_messages, content_words, spelled, terms
 from hindsight.prompts import initial_messages
 from tests.helpers import SHARED_DATA

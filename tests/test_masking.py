@@ -9,8 +9,13 @@ from hindsight.policy.base import Conversation
 from hindsight.policy.chat import ChatRenderer
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
+from hindsight.train.masking import (
+    IGNORE,
+    MaskingError,
+    encode_conversation,
+    trained_text,
+)
 from tests.helpers import SHARED_DATA
-from train.masking import IGNORE, MaskingError, encode_conversation, trained_text
 
 TEMPLATES = SHARED_DATA.parent / "chat_templates"
 TOOLS = tool_schemas(ProtocolConfig())

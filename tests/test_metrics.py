@@ -8,8 +8,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from hindsight.metrics import (aggregate, canonical_submission, hits_at_k, mrr, ndcg_at_k, oracle_gain,
-                               recall_at_k, score_episode, submission_sources)
+from hindsight.metrics import (
+    aggregate,
+    canonical_submission,
+    hits_at_k,
+    mrr,
+    ndcg_at_k,
+    oracle_gain,
+    recall_at_k,
+    score_episode,
+    submission_sources,
+)
 from hindsight.schema import Episode, Instance, Label, Step, SubmittedPaper, Target
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

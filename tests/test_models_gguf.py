@@ -5,7 +5,13 @@ import json
 import pytest
 
 from hindsight.jsonl import sha256_file
-from hindsight.models.gguf import gguf_sha256, is_gguf, materialize, model_provenance, resolve_model
+from hindsight.models.gguf import (
+    gguf_sha256,
+    is_gguf,
+    materialize,
+    model_provenance,
+    resolve_model,
+)
 
 
 def test_only_gguf_files_are_converted_other_names_pass_through():

@@ -33,12 +33,12 @@ def test_trained_tokens_are_the_actions_and_each_context_is_the_evaluators_promp
     from hindsight.policy.base import Conversation
     from hindsight.policy.chat import ChatRenderer
     from hindsight.schema import Task
-    from train.data import read_rows
-    from train.masking import IGNORE, encode_conversation, trained_text
+    from hindsight.stages import read_sft_set
+    from hindsight.train.masking import IGNORE, encode_conversation, trained_text
 
     root, _ = world_sft
-    row = read_rows(root / "distill" / "sft.jsonl")[0]
-    messages, tools = row["messages"], row["tools"]
+    row = read_sft_set(root / "distill" / "sft.jsonl")[0]
+    messages, tools = row.messages, row.tools
     examples = encode_conversation(qwen_tokenizer, messages, tools)
     actions = [m for m in messages if m["role"] == "assistant"]
     expected = [f'<tool_call>\n{json.dumps({"name": c["function"]["name"], "arguments": c["function"]["arguments"]}, ensure_ascii=False)}'
@@ -52,7 +52,7 @@ def test_trained_tokens_are_the_actions_and_each_context_is_the_evaluators_promp
 
 
 def test_the_hf_policy_runs_a_batch_of_world_episodes(qwen_gguf, world_sft):
-    from eval.evaluation import evaluate
+    from hindsight.eval.evaluation import evaluate
     from hindsight.recipe import load_recipe
 
     root, recipe = world_sft

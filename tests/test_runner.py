@@ -1,6 +1,7 @@
 """The runner: exactly one record per target whatever the policy does, and resumable."""
 
 import asyncio
+import datetime as dt
 import json
 import time
 
@@ -9,15 +10,13 @@ import pytest
 from hindsight.corpus import Corpus
 from hindsight.policy.base import Turn
 from hindsight.policy.parsing import ToolCall
-from hindsight.policy.scripted import BM25OneShot, ReplayPolicy
+from hindsight.policy.scripted import BM25OneShot
 from hindsight.prompts import SEARCH_ONLY_SYSTEM
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import RunDirError, finished_ids, run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
 from tests.helpers import random_papers
-
-import datetime as dt
 
 
 @pytest.fixture(scope="module")
@@ -147,15 +146,6 @@ def test_a_run_folder_is_not_reused_under_another_protocol(backend, tmp_path):
     run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(), tmp_path / "r", progress=False)
     with pytest.raises(RunDirError, match="another protocol_hash"):
         run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(budget=5), tmp_path / "r", progress=False)
-
-
-def test_replay_policy_plays_back_actions_and_ends_malformed_when_they_run_out(backend, tmp_path):
-    actions = {"t0": [ToolCall("search_papers", {"query": "graph"}), ToolCall("submit_answer", {"papers": []})],
-               "t1": [ToolCall("search_papers", {"query": "graph"})]}
-    run_episodes(ReplayPolicy(actions), TASKS[:2], backend, ProtocolConfig(), tmp_path / "r", progress=False)
-    by_id = {r["instance_id"]: r for r in records(tmp_path / "r")}
-    assert by_id["t0"]["status"] == "submitted"
-    assert by_id["t1"]["status"] == "malformed" and by_id["t1"]["calls"] == 1 + 3
 
 
 def submit_on_third_turn(conv, n):

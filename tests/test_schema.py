@@ -2,7 +2,15 @@ import datetime as dt
 
 import pytest
 
-from hindsight.schema import Episode, Instance, Label, Paper, SchemaError, Task, parse_date
+from hindsight.schema import (
+    Episode,
+    Instance,
+    Label,
+    Paper,
+    SchemaError,
+    Task,
+    parse_date,
+)
 
 
 def instance_record(**overrides):

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # seeds and not others. The second paper scores 0.6 / sqrt(2) = 0.42 and must rank below.
 RANK_TWO_HITS = """
 import json
-from distill.prompts import PRIVATE_HEADER
-from distill.scripted_teacher import ScriptedTeacher
+from hindsight.distill.prompts import PRIVATE_HEADER
+from hindsight.distill.scripted_teacher import ScriptedTeacher
 from hindsight.policy.base import Conversation
 from hindsight.schema import Task
 from hindsight.search.text import analyze

@@ -6,7 +6,12 @@ import pytest
 
 from hindsight.corpus import Corpus
 from hindsight.search import SearchBackendError
-from hindsight.search.opensearch import OpenSearchBackend, build_query, bulk_actions, index_mapping
+from hindsight.search.opensearch import (
+    OpenSearchBackend,
+    build_query,
+    bulk_actions,
+    index_mapping,
+)
 from tests.helpers import random_papers
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hindsight.schema import CandidateId
 from tests.slurm_cluster import LocalSlurm, SlurmUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,5 +80,5 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     merged = [json.loads(line)["instance_id"]
               for line in (work / "distill" / "candidates" / "episodes.jsonl").read_text().splitlines()]
     assert len(merged) == len(set(merged)) == 2 * TARGETS_PER_SPLIT * CANDIDATES
-    per_target = Counter(task.rpartition("#")[0] for task in merged)
+    per_target = Counter(CandidateId.parse(task).instance_id for task in merged)
     assert set(per_target.values()) == {CANDIDATES} and len(per_target) == 2 * TARGETS_PER_SPLIT

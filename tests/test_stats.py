@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from hindsight.stats import paired_bootstrap, resampled_means, sign_flip_pvalue, win_tie_loss
+from hindsight.stats import (
+    paired_bootstrap,
+    resampled_means,
+    sign_flip_pvalue,
+    win_tie_loss,
+)
 
 
 def test_interval_covers_a_known_effect_at_about_the_nominal_rate():

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from distill.replay import main as replay_main
-from distill.select import main as select_main
-from distill.teacher import main as teacher_main
 from hindsight.config import ConfigError
+from hindsight.distill.replay import main as replay_main
+from hindsight.distill.select import main as select_main
+from hindsight.distill.teacher import main as teacher_main
 from hindsight.recipe import load_recipe
-from train.config import TrainConfig
+from hindsight.train.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("trl")
@@ -93,7 +93,7 @@ def test_a_rank_vllm_cannot_serve_is_refused(tmp_path):
 
 
 def test_a_base_model_that_is_neither_a_folder_nor_a_hub_id_is_named(tmp_path, capsys):
-    from train.sft import main as sft_main
+    from hindsight.train.sft import main as sft_main
 
     recipe = tmp_path / "r.yaml"
     recipe.write_text(f"train:\n  base_model: {tmp_path / 'outputs' / 'missing'}\n  lora: null\n")

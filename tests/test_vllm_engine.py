@@ -175,7 +175,7 @@ def test_the_search_and_evaluation_modules_import_no_numba():
     import sys
 
     assert importlib.util.find_spec("numba") is not None
-    modules = "hindsight.search.bm25, hindsight.search.text, hindsight.leaks, hindsight.runner, eval.evaluation"
+    modules = "hindsight.search.bm25, hindsight.search.text, hindsight.leaks, hindsight.runner, hindsight.eval.evaluation"
     result = subprocess.run([sys.executable, "-c", f"import sys, {modules}; print('numba' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""Reading instances in the native JSONL format (DESIGN §3), with file:line errors."""
+"""Reading instances in the native JSONL format (docs/architecture.md, "Records"), with file:line errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The native format: `DIR/instances.jsonl` + `DIR/corpus.jsonl` (DESIGN §3), validated.
+"""The native format: `DIR/instances.jsonl` + `DIR/corpus.jsonl` (docs/architecture.md, "Records"), validated.
 
 On load, per instance: a label dated on or after the cutoff (its own date, else its corpus
 date) is dropped and counted; a label that is the target itself is dropped and counted; a label

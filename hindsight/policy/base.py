@@ -51,8 +51,3 @@ class IndependentPolicy(Policy, Protocol):
     async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn:
         ...
 
-
-def candidate_index(task_id: str) -> int:
-    """Distillation runs K candidates of a target as tasks "<instance id>#<k>"; 0 for a plain id."""
-    head, sep, tail = task_id.rpartition("#")
-    return int(tail) if sep and tail.isdigit() else 0

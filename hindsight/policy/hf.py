@@ -7,7 +7,8 @@ from __future__ import annotations
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
-from hindsight.policy.kv_reuse import KVReuse
+from hindsight.policy.kv_reuse import (CACHE_ARGUMENT, KVReuse, Prefix, lay_out, plain_layers, returned_cache,
+                                        split_rows)
 from hindsight.provenance import folder_fingerprint
 
 PROBE = [{"role": "system", "content": "You search for papers."},
@@ -100,14 +101,6 @@ class HFPolicy:
     def _generate(self, keys: list[int], prompts: list[list[int]]) -> list[list[int]]:
         import torch
 
-        from hindsight.policy.kv_reuse import (
-            CACHE_ARGUMENT,
-            lay_out,
-            plain_layers,
-            returned_cache,
-            split_rows,
-        )
-
         prefixes = self.kv.prefixes(keys, prompts) if self.kv else [None] * len(prompts)
         inputs = lay_out(prefixes, prompts, self.tokenizer.pad_token_id, self.model.device)
         self.usage["prompt_tokens"] += sum(map(len, prompts))
@@ -133,8 +126,6 @@ class HFPolicy:
     def _read_shared_prefix(self, conversation: Conversation, tools: list[dict]) -> None:
         """The system prompt and tool schema every conversation opens with, read once."""
         import torch
-
-        from hindsight.policy.kv_reuse import Prefix, plain_layers, returned_cache
 
         ids = self.renderer.opening_ids(conversation, tools)
         if not ids:

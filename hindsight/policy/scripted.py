@@ -1,4 +1,4 @@
-"""Policies that need no model: the non-agent BM25 baseline and the replay of fixed actions."""
+"""Policies that need no model: the non-agent BM25 baseline."""
 
 from __future__ import annotations
 
@@ -45,30 +45,3 @@ class BM25OneShot:
     def describe(self) -> dict:
         return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k,
                 "first_sentence": self.first_sentence, "rationale": self.rationale}
-
-
-class ReplayPolicy:
-    """Plays back a fixed list of tool calls per task, one per turn (the replay validator's policy)."""
-
-    name = "replay"
-
-    def __init__(self, actions: dict[str, list[ToolCall]]):
-        self.actions = actions
-        self.position: dict[str, int] = {}
-
-    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
-        turns = []
-        for conv in batch:
-            key = conv.task.instance_id
-            step = self.position.get(key, 0)
-            self.position[key] = step + 1
-            planned = self.actions.get(key, [])
-            if step >= len(planned):
-                turns.append(Turn(parse_error="the replayed trajectory has no further action"))
-            else:
-                call = planned[step]
-                turns.append(Turn(text=json.dumps({"name": call.name, "arguments": call.arguments}), calls=[call]))
-        return turns
-
-    def describe(self) -> dict:
-        return {"backend": self.name, "trajectories": len(self.actions)}

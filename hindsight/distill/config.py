@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hindsight.config import from_mapping
+from hindsight.stages import DISTILL_DIR, DistillOutput
 
 
 @dataclass(frozen=True)
 class DistillConfig:
-    out_dir: str = "outputs/distill"     # candidates/, replays.jsonl, sft.jsonl, manifests
+    out_dir: str = DISTILL_DIR          # candidates/, replays.jsonl, sft.jsonl, manifests (DistillOutput)
     teacher: str = "scripted"            # scripted, or a policy backend: litellm, hf, vllm
     model: str | None = None             # the teacher model (litellm string, hub id or path)
     api_base: str | None = None
@@ -26,6 +28,10 @@ class DistillConfig:
     max_targets: int | None = None       # per split, the earliest N (a pilot run)
     batch_size: int = 32                 # episodes in progress at once
     concurrency: int = 8                 # teacher requests in flight (litellm)
+
+    @property
+    def output(self) -> DistillOutput:
+        return DistillOutput(Path(self.out_dir))
 
     @classmethod
     def from_recipe(cls, recipe) -> DistillConfig:

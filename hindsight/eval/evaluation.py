@@ -14,6 +14,7 @@ from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import Recipe
 from hindsight.runner import RunDirError, run_episodes
+from hindsight.stages import StudentManifest
 
 
 def select_instances(instances, split: str, limit: int | None):
@@ -35,38 +36,31 @@ def write_instances(path: Path, instances) -> str:
     return sha256_file(path)
 
 
-def check_rendering(manifest_path: Path, policy, enable_thinking: bool) -> None:
+def check_rendering(manifest: StudentManifest, policy, enable_thinking: bool) -> None:
     """Refuse a student trained on prompts rendered otherwise than the evaluator will render them."""
-    manifest = json.loads(manifest_path.read_text())
-    if manifest.get("enable_thinking") is not None and manifest["enable_thinking"] != enable_thinking:
-        raise ValueError(f"{manifest_path}: the student was trained with enable_thinking={manifest['enable_thinking']}, "
+    if manifest.enable_thinking is not None and manifest.enable_thinking != enable_thinking:
+        raise ValueError(f"{manifest.path}: the student was trained with enable_thinking={manifest.enable_thinking}, "
                          f"but policy.enable_thinking is {enable_thinking}")
     renderer = getattr(policy, "renderer", None)
     template = getattr(getattr(renderer, "tokenizer", None), "chat_template", None)
-    trained = manifest.get("chat_template_hash")
-    if trained and template and text_hash(template) != trained:
-        raise ValueError(f"{manifest_path}: the student was trained with another chat template than the one "
+    if manifest.chat_template_hash and template and text_hash(template) != manifest.chat_template_hash:
+        raise ValueError(f"{manifest.path}: the student was trained with another chat template than the one "
                          f"{policy.name} renders prompts with; train and evaluate with the same template")
 
 
 def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | None]:
     """(model, adapter) for what train/sft.py left in `folder`: a LoRA adapter for `policy_model`,
     or a fully fine-tuned model, as the folder's train_manifest.json says."""
-    manifest_path = Path(folder) / "train_manifest.json"
-    if not manifest_path.exists():
-        raise FileNotFoundError(f"{manifest_path} does not exist: --student takes the output_dir of train/sft.py")
-    manifest = json.loads(manifest_path.read_text())
-    output = Path(folder) / Path(manifest["output"]).name      # <output_dir>/adapter or <output_dir>/model
-    if not manifest["hyperparameters"].get("lora"):
-        return str(output), None
-    trained_on = manifest["base_model"]
-    if not _same_model(trained_on, policy_model):
-        raise ValueError(f"{manifest_path}: the adapter was trained on {trained_on}, but policy.model is "
-                         f"{policy_model}; set policy.model={trained_on}")
-    if manifest.get("gguf_sha256") and manifest["gguf_sha256"] != model_provenance(policy_model).get("gguf_sha256"):
-        raise ValueError(f"{manifest_path}: the adapter was trained on a GGUF file with sha256 "
-                         f"{manifest['gguf_sha256'][:12]}…, but {policy_model} now holds other weights")
-    return policy_model, str(output)
+    manifest = StudentManifest.read(folder)
+    if not manifest.lora:
+        return str(manifest.output), None
+    if not _same_model(manifest.base_model, policy_model):
+        raise ValueError(f"{manifest.path}: the adapter was trained on {manifest.base_model}, but policy.model is "
+                         f"{policy_model}; set policy.model={manifest.base_model}")
+    if manifest.gguf_sha256 and manifest.gguf_sha256 != model_provenance(policy_model).get("gguf_sha256"):
+        raise ValueError(f"{manifest.path}: the adapter was trained on a GGUF file with sha256 "
+                         f"{manifest.gguf_sha256[:12]}…, but {policy_model} now holds other weights")
+    return policy_model, str(manifest.output)
 
 
 def _same_model(a: str, b: str) -> bool:
@@ -87,7 +81,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     backend = recipe.search.build(corpus)
     policy = make_policy(recipe.policy, recipe.protocol, adapter=adapter)
     if student:
-        check_rendering(Path(student) / "train_manifest.json", policy, recipe.policy.enable_thinking)
+        check_rendering(StudentManifest.read(student), policy, recipe.policy.enable_thinking)
     manifest = {"name": name, "recipe": recipe.to_dict(), "recipe_path": recipe.path, "adapter": adapter,
                 "student": student,
                 "scorer_version": SCORER_VERSION, "data_source": recipe.data.source,

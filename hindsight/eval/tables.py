@@ -1,8 +1,8 @@
-"""Plain-text and Markdown tables of a comparison report (see eval.comparison.compare_runs)."""
+"""Plain-text and Markdown tables of a comparison report (see hindsight.eval.comparison.compare_runs)."""
 
 from __future__ import annotations
 
-from eval.comparison import END_TO_END, FUNNEL
+from hindsight.eval.comparison import END_TO_END, FUNNEL
 
 PERCENT = {"zero_exposure", "anyhit10", "hits3", "hits5"}
 

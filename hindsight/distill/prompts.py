@@ -48,7 +48,7 @@ def teacher_messages(task: Task, instance: Instance, idf: dict[str, float], limi
 def private_texts(instances, corpus, cfg) -> dict:
     """instance id -> hindsight.leaks.PrivateText: the private block exactly as the teacher got it
     under the recipe's `distill` settings, for the validator and the audit alike."""
-    from distill.teacher import corpus_idf
+    from hindsight.distill.teacher import corpus_idf
     from hindsight.leaks import PrivateText
 
     idf = corpus_idf(corpus)

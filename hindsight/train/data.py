@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from train.masking import Encoded, MaskingError, encode_conversation
+from hindsight.stages import SFTRow
+from hindsight.train.masking import Encoded, MaskingError, encode_conversation
 
 
 @dataclass
@@ -28,31 +27,13 @@ class LengthReport:
                            "total": int(lengths.sum())}}
 
 
-def read_rows(path: Path) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MaskingError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
-                raise MaskingError(f"{path}:{line_no}: a row needs a 'messages' list")
-            rows.append(row)
-    if not rows:
-        raise MaskingError(f"{path}: no rows")
-    return rows
-
-
-def encode_rows(rows: list[dict], tokenizer, max_length: int, max_drop_share: float, enable_thinking: bool,
+def encode_rows(rows: list[SFTRow], tokenizer, max_length: int, max_drop_share: float, enable_thinking: bool,
                 source: str = "sft") -> tuple[list[Encoded], LengthReport]:
     """All examples of rows that fit `max_length` (a row is dropped whole, never cut mid-action)."""
     report = LengthReport(rows=len(rows))
     kept: list[Encoded] = []
     for i, row in enumerate(rows, start=1):
-        examples = encode_conversation(tokenizer, row["messages"], row.get("tools"),
+        examples = encode_conversation(tokenizer, row.messages, row.tools,
                                        enable_thinking=enable_thinking, where=f"{source} row {i}")
         report.lengths += [len(e.input_ids) for e in examples]
         if any(len(e.input_ids) > max_length for e in examples):

@@ -20,13 +20,13 @@ import math
 import random
 import re
 
-from hindsight.policy.base import Conversation, Turn, candidate_index
+from hindsight.distill.prompts import PRIVATE_HEADER
+from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
 from hindsight.policy.scripted import first_sentence_query
 from hindsight.prompts import brief_from_messages
+from hindsight.schema import CandidateId
 from hindsight.search.text import analyze
-
-from distill.prompts import PRIVATE_HEADER
 
 _ENTRY = re.compile(r"^\d+\. \[(T\d)/\w+\] (.*)\n   Abstract: (.*)$", re.M)
 
@@ -56,7 +56,8 @@ class ScriptedTeacher:
 
     def _plan(self, conv: Conversation) -> list[str]:
         # candidate k of a target uses seed + k
-        rng = random.Random(f"{conv.task.instance_id.rpartition('#')[0]}:{self.seed + candidate_index(conv.task.instance_id)}")
+        candidate = CandidateId.parse(conv.task.instance_id)
+        rng = random.Random(f"{candidate.instance_id}:{self.seed + candidate.index}")
         brief_terms = set(analyze(brief_from_messages(conv.messages)))
         # A word that recurs across the antecedents (weighted by tier) and is rare in the corpus
         # names what they share: the mechanism.

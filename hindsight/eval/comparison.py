@@ -9,7 +9,12 @@ import numpy as np
 from hindsight.metrics import aggregate, score_episode
 from hindsight.runs import COMPARED_FIELDS, Run
 from hindsight.schema import Instance
-from hindsight.stats import percentile_interval, resampled_means, sign_flip_pvalues, win_tie_loss
+from hindsight.stats import (
+    percentile_interval,
+    resampled_means,
+    sign_flip_pvalues,
+    win_tie_loss,
+)
 
 FUNNEL = (("exposed_gain", "Exposed gain"), ("zero_exposure", "Zero-exposure rate"),
           ("selected_gain", "Selected gain"), ("gain_kept", "Gain kept"),

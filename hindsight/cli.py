@@ -1,0 +1,82 @@
+"""One command for every stage: `hindsight STAGE ...` (or `python -m hindsight STAGE ...`).
+
+The files under distill/, train/ and eval/ run the same functions; `hindsight validate` reads
+recipes into every section's typed config, stage sections included, without running anything.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+COMMANDS = {
+    "data": ("hindsight.data.__main__", "make a benchmark (world, DeepScholar) and describe it"),
+    "search": ("hindsight.search.__main__", "query a corpus under a cutoff"),
+    "teacher": ("hindsight.distill.teacher", "candidate trajectories from the privileged teacher"),
+    "replay": ("hindsight.distill.replay", "replay candidates through the ordinary interface, flag leaks"),
+    "select": ("hindsight.distill.select", "the demonstrations: best flag-free replay per train target"),
+    "audit": ("hindsight.distill.audit", "leak audit of an SFT set"),
+    "naive": ("hindsight.distill.naive", "naive first-query demonstrations"),
+    "sft": ("hindsight.train.sft", "LoRA SFT of the student (under accelerate launch for several GPUs)"),
+    "run": ("hindsight.eval.run", "run one policy over the evaluation split"),
+    "compare": ("hindsight.eval.compare", "compare runs: funnel, end-to-end metrics, paired intervals"),
+    "report": ("hindsight.eval.report", "print one run"),
+    "validate": ("hindsight.cli", "check recipes: every section's typed config, nothing run"),
+}
+
+
+def validate(paths: list[str], overrides: list[str] | None = None) -> list[str]:
+    """One line per recipe: what each stage would read and write. Raises ConfigError on the first
+    bad recipe, naming its file and key."""
+    from hindsight.distill.config import DistillConfig
+    from hindsight.recipe import load_recipe
+    from hindsight.train.config import TrainConfig
+
+    lines = []
+    for path in paths:
+        recipe = load_recipe(path, overrides)
+        distill, train = DistillConfig.from_recipe(recipe), TrainConfig.from_recipe(recipe)
+        lora = train.lora_settings(f"{recipe.path}: train.lora")
+        lines.append(f"{path}: ok — {recipe.data.source}/{recipe.data.split}, policy {recipe.policy.backend}, "
+                     f"teacher {distill.teacher} ×{distill.candidates} → {distill.out_dir}, "
+                     f"{'LoRA r ' + str(lora.rank) if lora else 'full fine-tuning'} of {train.base_model} "
+                     f"→ {train.output_dir}, runs in {recipe.runs_dir}")
+    return lines
+
+
+def validate_main(argv: list[str]) -> int:
+    import argparse
+
+    from hindsight.config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="hindsight validate", description=validate.__doc__)
+    parser.add_argument("recipes", nargs="+", type=Path)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    args = parser.parse_args(argv)
+    try:
+        print("\n".join(validate([str(p) for p in args.recipes], args.overrides)))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    return "usage: hindsight COMMAND [ARGS]   (hindsight COMMAND -h for its arguments)\n\n" + "\n".join(
+        f"  {name:<{width}}  {what}" for name, (_, what) in COMMANDS.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if argv[0] not in COMMANDS:
+        print(f"error: unknown command {argv[0]!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    if argv[0] == "validate":
+        return validate_main(argv[1:])
+    sys.argv[0] = f"hindsight {argv[0]}"  # argparse names the command in its usage lines
+    return importlib.import_module(COMMANDS[argv[0]][0]).main(argv[1:]) or 0

@@ -1,0 +1,148 @@
+"""Candidate trajectories from the privileged teacher.
+
+    python distill/teacher.py recipes/tiny.yaml
+
+For every train and dev target, K candidates (tasks "<instance>#<k>", seeds seed+k) run through
+the ordinary SearchEnv under the protocol, with the teacher's prompt: the deployment system
+prompt, demonstration instructions and a private block of antecedent titles and abstracts.
+Output: <out_dir>/candidates/episodes.jsonl (transcripts with the private text, for audit) and
+its manifest. Resumable like every run.
+
+On a cluster, shard the targets (all K candidates of a target stay in one shard) and merge:
+    python distill/teacher.py RECIPE --shard 3/8      # → <out_dir>/candidates/shards/3-of-8/
+    python distill/teacher.py RECIPE --merge 8        # → <out_dir>/candidates/episodes.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+from hindsight.corpus import Corpus
+from hindsight.data import load_benchmark
+from hindsight.distill.config import DistillConfig
+from hindsight.distill.prompts import (
+    DEMONSTRATION_INSTRUCTIONS,
+    PRIVATE_RULES,
+    teacher_messages,
+)
+from hindsight.jsonl import read_jsonl
+from hindsight.provenance import git_commit, software_versions
+from hindsight.recipe import Recipe, recipe_command
+from hindsight.runner import run_episodes
+from hindsight.schema import CandidateId, Task
+from hindsight.search.text import analyze
+
+
+def corpus_idf(corpus: Corpus) -> dict[str, float]:
+    df = Counter(term for paper in corpus for term in set(analyze(f"{paper.title}\n{paper.abstract}")))
+    return {term: math.log(len(corpus) / count) for term, count in df.items()}
+
+
+def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float]):
+    if cfg.teacher == "scripted":
+        from hindsight.distill.scripted_teacher import ScriptedTeacher
+        return ScriptedTeacher(idf, seed=cfg.seed, max_query_words=recipe.protocol.max_query_words)
+    from dataclasses import replace
+
+    from hindsight.policy import make_policy
+    policy_config = replace(recipe.policy, backend=cfg.teacher, model=cfg.model, api_base=cfg.api_base,
+                            temperature=cfg.temperature, seed=cfg.seed, concurrency=cfg.concurrency, adapter=None)
+    return make_policy(policy_config, recipe.protocol)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """"I/N" → (I, N) with 0 <= I < N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard wants INDEX/COUNT such as 0/8, got {text!r}") from None
+    if not 0 <= index < count:
+        raise ValueError(f"--shard {text}: the index must be in 0..{count - 1}")
+    return index, count
+
+
+def shard_dir(cfg: DistillConfig, index: int, count: int) -> Path:
+    return cfg.output.candidates / "shards" / f"{index}-of-{count}"
+
+
+def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int, int] | None = None) -> Path:
+    cfg = DistillConfig.from_recipe(recipe)
+    corpus, instances, _ = load_benchmark(recipe.data.source)
+    chosen = {}
+    for split in cfg.splits:
+        in_split = [inst for inst in instances if inst.split == split]
+        chosen.update((inst.id, inst) for inst in in_split[: cfg.max_targets or len(in_split)])
+    if shard is not None:
+        chosen = {iid: inst for n, (iid, inst) in enumerate(chosen.items()) if n % shard[1] == shard[0]}
+    idf = corpus_idf(corpus)
+    tasks = [Task(str(CandidateId(inst.id, k)), inst.brief, inst.cutoff) for inst in chosen.values() for k in range(cfg.candidates)]
+
+    def first_messages(task: Task) -> list[dict]:
+        instance = chosen[CandidateId.parse(task.instance_id).instance_id]
+        return teacher_messages(task, instance, idf, cfg.private_max, cfg.abstract_chars, recipe.protocol.read_paper)
+
+    backend = recipe.search.build(corpus)
+    out = cfg.output.candidates if shard is None else shard_dir(cfg, *shard)
+    manifest = {"shard": list(shard) if shard else None, "stage": "distill/teacher", "recipe": recipe.to_dict(), "data_source": recipe.data.source,
+                "teacher_prompt": {"instructions": DEMONSTRATION_INSTRUCTIONS, "private_rules": PRIVATE_RULES},
+                "targets": len(chosen), "candidates_per_target": cfg.candidates, "corpus_hash": corpus.hash,
+                "software": software_versions(), "git_commit": git_commit()}
+    run_episodes(make_teacher(cfg, recipe, idf), tasks, backend, recipe.protocol, out, manifest,
+                 batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
+    return out
+
+
+def merge_shards(recipe: Recipe, count: int) -> Path:
+    """Concatenate the shards' complete runs into <out_dir>/candidates; refuses a missing or
+    unfinished shard and any task recorded twice, so the merge has one record per candidate."""
+    cfg = DistillConfig.from_recipe(recipe)
+    out = cfg.output.candidates
+    seen: set[str] = set()
+    lines: list[str] = []
+    manifests = []
+    for index in range(count):
+        folder = shard_dir(cfg, index, count)
+        manifest_path = folder / "manifest.json"
+        if not manifest_path.exists():
+            raise FileNotFoundError(f"{folder}: shard {index} of {count} has no manifest; run --shard {index}/{count}")
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("status") != "complete":
+            raise ValueError(f"{manifest_path}: shard {index} of {count} is {manifest.get('status')!r}, not complete")
+        for number, record, problem in read_jsonl(folder / "episodes.jsonl"):
+            if problem:
+                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {problem}")
+            task_id = record["instance_id"]
+            if task_id in seen:
+                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {task_id} is already in an earlier shard")
+            seen.add(task_id)
+            lines.append(json.dumps(record, ensure_ascii=False) + "\n")   # as the runner wrote it
+        manifests.append(manifest)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    merged = {**manifests[0], "shard": None, "merged_shards": count,
+              "targets": sum(m["targets"] for m in manifests),
+              "counts": {key: sum(m["counts"][key] for m in manifests) for key in manifests[0]["counts"]}}
+    (out / "manifest.json").write_text(json.dumps(merged, indent=2, default=str) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    def options(parser):
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--shard", metavar="I/N", help="only every N-th target starting at I (an array task)")
+        group.add_argument("--merge", type=int, metavar="N", help="merge the N shards' runs into candidates/")
+
+    def work(recipe, args):
+        out = merge_shards(recipe, args.merge) if args.merge else \
+            generate_candidates(recipe, shard=parse_shard(args.shard) if args.shard else None)
+        return f"candidates: {out / 'episodes.jsonl'}\nnext: python distill/replay.py {args.recipe}"
+
+    return recipe_command(__doc__, work, argv, options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""LoRA SFT of a student on the selected demonstrations, loss on action tokens only.
+
+    accelerate launch train/sft.py recipes/qwen_lora.yaml
+    accelerate launch --config_file recipes/accelerate/ddp.yaml train/sft.py recipes/qwen_lora.yaml --set train.epochs=2
+
+One process per GPU (accelerate/torchrun variables give rank and world size, multi-node
+included). Labels are built here (train/masking.py) so TRL trains on them as they are.
+Writes <output_dir>/adapter (PEFT; loadable by PeftModel.from_pretrained and vLLM
+--lora-modules) and <output_dir>/train_manifest.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from hindsight.jsonl import sha256_file
+from hindsight.models.gguf import model_provenance, resolve_model
+from hindsight.provenance import git_commit, software_versions, text_hash
+from hindsight.recipe import recipe_command
+from hindsight.stages import (
+    STUDENT_MANIFEST,
+    DistillOutput,
+    StudentManifest,
+    read_sft_set,
+)
+from hindsight.train.config import TrainConfig
+from hindsight.train.data import encode_rows
+
+
+def data_path(cfg: TrainConfig, recipe) -> Path:
+    if cfg.data:
+        return Path(cfg.data)
+    return DistillOutput.of_recipe(recipe).sft_set
+
+
+def load_tokenizer(cfg: TrainConfig):
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision)
+    except (OSError, ValueError) as exc:
+        raise FileNotFoundError(f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
+                                f"that could be loaded ({str(exc).splitlines()[0]})") from None
+    if cfg.chat_template:
+        tokenizer.chat_template = Path(cfg.chat_template).read_text()
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def precision_flags(precision: str) -> dict:
+    import torch
+
+    if precision == "auto":
+        precision = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    return {"bf16": precision == "bf16", "fp16": precision == "fp16"}
+
+
+def train(recipe, cfg: TrainConfig) -> dict:
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM
+    from trl import SFTConfig, SFTTrainer
+
+    tokenizer = load_tokenizer(cfg)
+    source = data_path(cfg, recipe)
+    rows = read_sft_set(source)[: cfg.max_examples or None]
+    examples, report = encode_rows(rows, tokenizer, cfg.max_length, cfg.max_drop_share,
+                                   cfg.enable_thinking, source=str(source))
+    summary = report.summary()
+    print(f"SFT set {source}: {summary['rows']} rows → {summary['examples']} examples, "
+          f"{summary['dropped_rows_too_long']} rows dropped as longer than {cfg.max_length}; tokens "
+          f"p50 {summary['tokens']['p50']}, p95 {summary['tokens']['p95']}, max {summary['tokens']['max']}; "
+          f"{summary['trained_tokens']} trained tokens", flush=True)
+    dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])
+    lora = cfg.lora_settings()
+    peft_config = None if lora is None else LoraConfig(
+        r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM", bias="none")
+    model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
+    args = SFTConfig(
+        output_dir=cfg.output_dir, num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
+        per_device_train_batch_size=cfg.per_device_batch_size, gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        max_length=cfg.max_length, padding_free=cfg.packing, gradient_checkpointing=cfg.gradient_checkpointing,
+        optim=cfg.optimizer, weight_decay=cfg.weight_decay, seed=cfg.seed, logging_steps=cfg.logging_steps,
+        report_to=[] if cfg.report_to == "none" else [cfg.report_to], save_strategy="no",
+        dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                         peft_config=peft_config)
+    result = trainer.train()
+    adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
+    trainer.save_model(str(adapter_dir))
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    manifest = {
+        "base_model": cfg.base_model, "revision": cfg.revision, **model_provenance(cfg.base_model),
+        "output": str(adapter_dir),
+        "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
+        "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": cfg.enable_thinking,
+        "data": {"path": str(source), "sha256": sha256_file(source), **summary},
+        "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
+        "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
+        "train_loss": result.training_loss, "steps": trainer.state.global_step,
+        "world_size": trainer.args.world_size, "software": software_versions(), "git_commit": git_commit(),
+        "recipe": recipe.to_dict(),
+    }
+    if trainer.is_world_process_zero():
+        StudentManifest.write(cfg.output_dir, manifest)
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    def work(recipe, args):
+        manifest = train(recipe, TrainConfig.from_recipe(recipe))
+        kind = "adapter" if manifest["hyperparameters"]["lora"] else "model"
+        return (f"loss {manifest['first_loss']:.4f} → {manifest['final_loss']:.4f} over {manifest['steps']} steps\n"
+                f"{kind}: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}")
+
+    return recipe_command(__doc__, work, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
