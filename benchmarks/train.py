@@ -3,11 +3,11 @@ with --threads-arms, also one example a step under 1 and under 2 torch threads.
 
     python -m benchmarks.train --json benchmarks/results/train.json
     python -m benchmarks.train --model ~/.cache/hindsight-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
-        --lora-rank 16 --targets 12 --batch-size 4 --steps 2 --threads-arms --json benchmarks/results/train-qwen05.json
+        --lora-rank 16 --targets 12 --batch-size 2 --steps 3 --threads-arms --json benchmarks/results/train-qwen05.json
 
 The examples are a real SFT set (the scripted teacher on the synthetic world, masked by
 hindsight/train/masking.py) for a tiny Qwen3, or for --model (a .gguf file or a folder, with
-LoRA of --lora-rank on every linear layer as in recipes/qwen05_world.yaml); every arm uses TRL's
+LoRA of --lora-rank on every linear layer and the protocol of recipes/qwen05_world.yaml); every arm uses TRL's
 collator (padding_free False / True), the same seed, order and optimiser, and reports token
 throughput and the loss. First, a check that the two collations give the same loss on the same
 batch: padding-free batches rely on position ids to keep sequences apart, and an attention
@@ -37,7 +37,9 @@ def make_examples(work: Path, targets: int, model: str | None):
     from hindsight.train.data import encode_rows
 
     recipe = work / "recipe.yaml"
-    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": {"budget": 12, "abstract_words": 20},
+    # a real model gets the real-Qwen experiment's protocol (recipes/qwen05_world.yaml): shorter episodes
+    protocol = {"k": 5, "budget": 8, "fields": ["id", "title"]} if model else {"budget": 12, "abstract_words": 20}
+    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": protocol,
                                   "distill": {"out_dir": str(work / "distill"), "candidates": 2, "max_targets": targets}}))
     for step in (teacher_main, replay_main, select_main):
         assert step([str(recipe)]) == 0

@@ -99,3 +99,20 @@ def test_a_base_model_that_is_neither_a_folder_nor_a_hub_id_is_named(tmp_path, c
     recipe.write_text(f"train:\n  base_model: {tmp_path / 'outputs' / 'missing'}\n  lora: null\n")
     assert sft_main([str(recipe)]) == 2
     assert "is neither a model folder here nor a hub id" in capsys.readouterr().err
+
+
+def test_packing_is_refused_where_packed_sequences_see_each_other(sft_set, capsys):
+    """sdpa and eager attention on the CPU ignore where one packed sequence ends: training with
+    padding-free batches there would let every demonstration attend to the one before it."""
+    from transformers import AutoModelForCausalLM
+
+    from hindsight.train.data import packed_logit_change
+    from hindsight.train.sft import main as sft_main
+
+    root, model, recipe = sft_set
+    tiny = AutoModelForCausalLM.from_pretrained(model).eval()
+    assert packed_logit_change(tiny, [], list(range(5, 40))) < 1e-5       # nothing packed before it: no change
+    assert packed_logit_change(tiny, list(range(100, 140)), list(range(5, 40))) > 0.01
+    assert sft_main([str(recipe), "--set", "train.packing=true", "--set", f"train.output_dir={root / 'packed'}"]) == 2
+    assert "train.packing: with attention 'sdpa' packed sequences see each other" in capsys.readouterr().err
+    assert not (root / "packed" / "train_manifest.json").exists()

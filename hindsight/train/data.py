@@ -50,3 +50,30 @@ def encode_rows(rows: list[SFTRow], tokenizer, max_length: int, max_drop_share: 
     if not kept:
         raise MaskingError("no example left to train on")
     return kept, report
+
+
+def packed_logit_change(model, first: list[int], second: list[int]) -> float:
+    """How far `second`'s logits move when it is packed after `first` (position ids restarting at
+    0, no padding) instead of read alone, relative to their size. Padding-free batches rely on the
+    attention implementation to keep packed sequences apart; where it does not (sdpa and eager
+    on the CPU here), every sequence also attends to the ones before it."""
+    import torch
+
+    device = next(model.parameters()).device
+    packed_ids = torch.tensor([first + second], device=device)
+    positions = torch.tensor([list(range(len(first))) + list(range(len(second)))], device=device)
+    with torch.no_grad():
+        packed = model(input_ids=packed_ids, position_ids=positions).logits[0, len(first):].float()
+        alone = model(input_ids=torch.tensor([second], device=device)).logits[0].float()
+    return float((packed - alone).abs().max() / alone.abs().max().clamp(min=1e-6))
+
+
+def check_packing(model, examples: list[Encoded], tokens: int = 48) -> None:
+    if len(examples) < 2:
+        return
+    change = packed_logit_change(model, examples[0].input_ids[:tokens], examples[1].input_ids[:tokens])
+    if change > 0.01:
+        implementation = getattr(model.config, "_attn_implementation", "?")
+        raise MaskingError(f"train.packing: with attention {implementation!r} packed sequences see each other "
+                           f"(a sequence's logits move by {change:.0%} of their size when another is packed "
+                           f"before it); set train.packing: false, or train where flash attention is installed")

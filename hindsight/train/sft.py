@@ -27,7 +27,7 @@ from hindsight.stages import (
     read_sft_set,
 )
 from hindsight.train.config import TrainConfig
-from hindsight.train.data import encode_rows
+from hindsight.train.data import check_packing, encode_rows
 
 
 def data_path(cfg: TrainConfig, recipe) -> Path:
@@ -81,6 +81,8 @@ def train(recipe, cfg: TrainConfig) -> dict:
         r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
         task_type="CAUSAL_LM", bias="none")
     model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
+    if cfg.packing:
+        check_packing(model, examples)
     args = SFTConfig(
         output_dir=cfg.output_dir, num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
