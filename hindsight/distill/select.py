@@ -6,7 +6,7 @@ chosen on dev and frozen before any training.
 The threshold keeps the top `keep_quantile` of dev's flag-free candidates; it is written to
 <out_dir>/selection.json the first time and reused after (frozen). The SFT set
 (<out_dir>/sft.jsonl, `datasets`-loadable: `messages` with structured `tool_calls`, and `tools`)
-holds deployment transcripts only. Every row is leak-audited first (distill/audit.py); a row with
+holds deployment transcripts only. Every row is leak-audited first (hindsight/distill/audit.py); a row with
 a finding is dropped and counted, and the run fails when more than `distill.max_rejected_share`
 of the rows would be dropped (then nothing is written).
 <out_dir>/candidates_manifest.jsonl records, per candidate: source instance, teacher, seed,

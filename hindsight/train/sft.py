@@ -4,7 +4,7 @@
     accelerate launch --config_file recipes/accelerate/ddp.yaml train/sft.py recipes/qwen_lora.yaml --set train.epochs=2
 
 One process per GPU (accelerate/torchrun variables give rank and world size, multi-node
-included). Labels are built here (train/masking.py) so TRL trains on them as they are.
+included). Labels are built here (hindsight/train/masking.py) so TRL trains on them as they are.
 Writes <output_dir>/adapter (PEFT; loadable by PeftModel.from_pretrained and vLLM
 --lora-modules) and <output_dir>/train_manifest.json.
 """
