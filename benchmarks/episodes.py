@@ -32,7 +32,7 @@ from tests.helpers import random_papers, start_transformers_server
 
 def timed_run(policy, tasks, backend, config, out: Path, batch_size: int, first_messages=None) -> float:
     start = time.perf_counter()
-    run_episodes(policy, tasks, backend, config, out, batch_size=batch_size, progress=False,
+    run_episodes(policy, {task.task_id: task for task in tasks}, backend, config, out, batch_size=batch_size, progress=False,
                  first_messages=first_messages)
     return time.perf_counter() - start
 

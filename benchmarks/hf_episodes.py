@@ -23,6 +23,7 @@ from benchmarks.common import finish
 from hindsight.data import load_benchmark
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import run_episodes
+from hindsight.schema import tasks_of
 from hindsight.search.bm25 import BM25Backend
 
 # The experiment's protocol (recipes/qwen05_world.yaml) with a shorter budget.
@@ -36,17 +37,17 @@ def episodes(run_dir: Path) -> dict[str, str]:
     return {row["instance_id"]: json.dumps(row["messages"]) for row in rows}
 
 
-def run_arm(model: str, tasks, backend, out: Path, batch_size: int, reuse: bool, max_new_tokens: int) -> dict:
+def run_arm(model: str, instances, backend, out: Path, batch_size: int, reuse: bool, max_new_tokens: int) -> dict:
     from hindsight.policy.hf import HFPolicy
 
     policy = HFPolicy(model, dtype="float32", max_new_tokens=max_new_tokens, reuse_cache=reuse)
-    run_episodes(policy, tasks[:1], backend, PROTOCOL, out.with_name(out.name + "-warm-up"), progress=False)
+    run_episodes(policy, tasks_of(instances[:1]), backend, PROTOCOL, out.with_name(out.name + "-warm-up"), progress=False)
     policy.usage = {key: 0 for key in policy.usage}  # the warm-up's reads stay out of the counts
     calls = policy.turns
     start = time.perf_counter()
-    run_episodes(policy, tasks, backend, PROTOCOL, out, batch_size=batch_size, progress=False)
+    run_episodes(policy, tasks_of(instances), backend, PROTOCOL, out, batch_size=batch_size, progress=False)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "episodes_per_s": len(tasks) / seconds, "act_calls": policy.turns - calls,
+    return {"seconds": seconds, "episodes_per_s": len(instances) / seconds, "act_calls": policy.turns - calls,
             **policy.usage}
 
 
@@ -63,12 +64,12 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-hf-"))
     corpus, instances, _ = load_benchmark("world")
-    tasks = [inst.task() for inst in instances if inst.split == "eval"][:args.episodes]
+    chosen = [inst for inst in instances if inst.split == "eval"][:args.episodes]
     backend = BM25Backend(corpus, cache_dir=work / "index")
     arms = {}
     for name, (batch_size, reuse) in ARMS.items():
-        arms[name] = run_arm(args.model, tasks, backend, work / name.replace(" ", "_").replace(",", ""),
-                             batch_size or len(tasks), reuse, args.max_new_tokens)
+        arms[name] = run_arm(args.model, chosen, backend, work / name.replace(" ", "_").replace(",", ""),
+                             batch_size or len(chosen), reuse, args.max_new_tokens)
         print(name, json.dumps(arms[name]), flush=True)
     reference = episodes(work / "batched_re-read")
     for name in ARMS:

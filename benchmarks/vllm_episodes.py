@@ -25,15 +25,16 @@ from hindsight.data import load_benchmark
 from hindsight.models.gguf import resolve_model
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import run_episodes
+from hindsight.schema import tasks_of
 from hindsight.search.bm25 import BM25Backend
 
 # The experiment's protocol (recipes/qwen05_world.yaml) with a shorter budget.
 PROTOCOL = ProtocolConfig(k=5, budget=3, fields=("id", "title"), tool_calls="lenient")
 
 
-def timed_run(policy, tasks, backend, out: Path) -> float:
+def timed_run(policy, instances, backend, out: Path) -> float:
     start = time.perf_counter()
-    run_episodes(policy, tasks, backend, PROTOCOL, out, batch_size=len(tasks), progress=False)
+    run_episodes(policy, tasks_of(instances), backend, PROTOCOL, out, batch_size=len(instances), progress=False)
     return time.perf_counter() - start
 
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-vllm-"))
     corpus, instances, _ = load_benchmark("world")
-    tasks = [inst.task() for inst in instances if inst.split == "eval"]
+    tasks = [inst for inst in instances if inst.split == "eval"]
     backend = BM25Backend(corpus, cache_dir=work / "index")
     report = {"model": args.model, "protocol": PROTOCOL.to_dict(), "max_new_tokens": args.max_new_tokens,
               "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, "

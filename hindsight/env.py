@@ -67,7 +67,7 @@ class SearchEnv:
     def call(self, tool: str, args: Any, raw: str | None = None) -> ToolResult:
         """Run one tool call. `args` may be a dict or the JSON text a model wrote."""
         if self.done:
-            raise EpisodeOver(f"episode {self.task.instance_id} already ended ({self.status})")
+            raise EpisodeOver(f"episode {self.task.task_id} already ended ({self.status})")
         if self.calls_left == 0:
             return self._refuse_over_budget(tool, args, raw)
         step = Step(tool=tool, args=args, raw=raw)
@@ -84,15 +84,16 @@ class SearchEnv:
     def malformed(self, raw: str, reason: str) -> ToolResult:
         """Log a model turn that held no usable tool call; it costs a call like any other."""
         if self.done:
-            raise EpisodeOver(f"episode {self.task.instance_id} already ended ({self.status})")
+            raise EpisodeOver(f"episode {self.task.task_id} already ended ({self.status})")
         if self.calls_left == 0:
             return self._refuse_over_budget(MALFORMED_TOOL, None, raw)
         message = f"could not read a tool call: {reason}"
         self.steps.append(Step(tool=MALFORMED_TOOL, args=None, raw=raw, error=message))
         return ToolResult(content=self._error_text(message), error=message, done=False)
 
-    def episode(self, policy: str = "") -> Episode:
-        return Episode(instance_id=self.task.instance_id, policy=policy, protocol_hash=self.protocol_hash(),
+    def episode(self, instance_id: str, policy: str = "") -> Episode:
+        """The log so far, recorded under `instance_id` (the evaluator's name for this task)."""
+        return Episode(instance_id=instance_id, policy=policy, protocol_hash=self.protocol_hash(),
                        steps=list(self.steps), submission=list(self.submission),
                        status=self.status or "error", calls=len(self.steps))
 

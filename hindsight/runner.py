@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class RunDirError(RuntimeError):
 class Live:
     env: SearchEnv
     conversation: Conversation
+    record_id: str  # the instance (or candidate) id the episode is recorded under; never shown to the policy
     started: float = field(default_factory=time.perf_counter)
     malformed_in_a_row: int = 0
     prompt_tokens: int = 0
@@ -120,7 +122,7 @@ def apply_turn(live: Live, turn: Turn, config: ProtocolConfig) -> list[ToolResul
 
 
 def _record(live: Live, policy: Policy) -> Episode:
-    episode = live.env.episode(policy.name)
+    episode = live.env.episode(live.record_id, policy.name)
     episode.status = live.status or "error"
     episode.error = live.error
     episode.messages = live.conversation.messages
@@ -130,12 +132,13 @@ def _record(live: Live, policy: Policy) -> Episode:
     return episode
 
 
-def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, config: ProtocolConfig,
+def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBackend, config: ProtocolConfig,
                  run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True,
                  first_messages=None) -> dict:
     """Run every task not yet recorded in `run_dir`; returns the final manifest.
 
-    `first_messages(task)` replaces the deployment prompt (the distillation teacher's prompt);
+    `tasks` maps the id an episode is recorded under (an instance id, or a candidate id) to the
+    task its policy sees; the policy never learns the former. `first_messages(task)` replaces the deployment prompt (the distillation teacher's prompt);
     evaluation never passes it."""
     first_messages = first_messages or (lambda task: initial_messages(task, config.read_paper))
     run_dir = Path(run_dir)
@@ -153,14 +156,15 @@ def run_episodes(policy: Policy, tasks: list[Task], backend: SearchBackend, conf
         manifest["created"] = previous.get("created")
     manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     done = finished_ids(episodes_path)
-    pending = [task for task in tasks if task.instance_id not in done]
+    pending = [(record_id, task) for record_id, task in tasks.items() if record_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
                disable=not progress)
 
-    def begin(task: Task) -> Live:
-        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)))
+    def begin(record_id: str, task: Task) -> Live:
+        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)),
+                    record_id=record_id)
 
     with open(episodes_path, "a", encoding="utf-8") as handle:
         log = _Log(handle, bar, policy)
@@ -192,10 +196,10 @@ class _Log:
         self.bar.set_postfix(calls_per_ep=f"{self.calls / self.finished:.1f}", cost=f"${self.cost:.2f}", refresh=False)
 
 
-def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, config: ProtocolConfig, log: _Log,
+def _advance_in_lockstep(policy: Policy, pending: list[tuple[str, Task]], begin, config: ProtocolConfig, log: _Log,
                          batch_size: int) -> None:
     for start in range(0, len(pending), batch_size):
-        live = [begin(task) for task in pending[start:start + batch_size]]
+        live = [begin(*job) for job in pending[start:start + batch_size]]
         while live:
             try:
                 turns = policy.act([item.conversation for item in live], live[0].env.tools)
@@ -208,13 +212,13 @@ def _advance_in_lockstep(policy: Policy, pending: list[Task], begin, config: Pro
             live = [item for item in live if item.status is None]
 
 
-async def _advance_independently(policy: IndependentPolicy, pending: list[Task], begin, config: ProtocolConfig,
+async def _advance_independently(policy: IndependentPolicy, pending: list[tuple[str, Task]], begin, config: ProtocolConfig,
                                  log: _Log, live_at_once: int) -> None:
     queue = iter(pending)  # shared by the workers; each takes the next target when its episode ends
 
     async def worker():
-        for task in queue:
-            item = begin(task)
+        for job in queue:
+            item = begin(*job)
             while item.status is None:
                 try:
                     turn = await policy.act_one(item.conversation, item.env.tools)

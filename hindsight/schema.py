@@ -4,13 +4,16 @@ Records are plain dataclasses. `from_dict` validates and normalises (ids lose th
 suffix, dates become `datetime.date`); `to_dict` gives back the JSON form. A `where` argument
 ("corpus.jsonl:12") is prefixed to every error so a user can find the bad line.
 
-The information boundary lives here too: a policy is handed a `Task` (brief and cutoff), which
-`Instance.task()` builds; nothing else of an instance crosses to the policy side.
+The information boundary lives here too: a policy is handed a `Task` (an opaque id, the brief and
+the cutoff), which `Instance.task()` builds; nothing else of an instance crosses to the policy side.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
+import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -171,27 +174,41 @@ class Target:
         return {"id": self.id, "title": self.title, "date": self.date.isoformat()}
 
 
+# Task ids are keyed hashes under a key drawn once per process: the same instance gets the same id
+# within a run, but an id cannot be traced back to its target, not even by hashing every corpus id.
+_TASK_KEY = secrets.token_bytes(32)
+
+
+def opaque_task_id(instance_id: str, sample: int = 0) -> str:
+    digest = hmac.new(_TASK_KEY, f"{instance_id}#{sample}".encode(), hashlib.sha256).hexdigest()
+    return f"task-{digest[:16]}"
+
+
 @dataclass(frozen=True)
 class Task:
-    """All a policy may see of an instance: the brief and the cutoff."""
+    """All a policy may see of an instance: an opaque id, the brief and the cutoff. Which instance
+    a task belongs to stays with whoever built it (the runner records episodes under that id)."""
 
-    instance_id: str
+    task_id: str
     brief: str
     cutoff: dt.date
+    sample: int = 0  # which attempt at the target this is (the teacher's K candidates); not private
 
     @classmethod
     def from_dict(cls, record: dict, where: str = "") -> Task:
-        return cls(instance_id=_text(record, "instance_id", where), brief=_text(record, "brief", where),
-                   cutoff=parse_date(_get(record, "cutoff", str, where), where, "cutoff"))
+        return cls(task_id=_text(record, "task_id", where), brief=_text(record, "brief", where),
+                   cutoff=parse_date(_get(record, "cutoff", str, where), where, "cutoff"),
+                   sample=_get(record, "sample", int, where, 0))
 
     def to_dict(self) -> dict:
-        return {"instance_id": self.instance_id, "brief": self.brief, "cutoff": self.cutoff.isoformat()}
+        return {"task_id": self.task_id, "brief": self.brief, "cutoff": self.cutoff.isoformat(), "sample": self.sample}
 
 
 @dataclass(frozen=True)
 class CandidateId:
-    """Distillation runs K candidates of a target as the tasks "<instance id>#<k>": the one place
-    that id is built and read. A plain instance id reads as candidate 0."""
+    """Distillation records K candidates of a target as "<instance id>#<k>": the one place that
+    id is built and read. A plain instance id reads as candidate 0. Evaluator-side only: the
+    policy's task carries an opaque id and the sample number k."""
 
     instance_id: str
     index: int = 0
@@ -247,12 +264,17 @@ class Instance:
             out["brief_terse"] = self.brief_terse
         return out
 
-    def task(self) -> Task:
-        return Task(instance_id=self.id, brief=self.brief, cutoff=self.cutoff)
+    def task(self, sample: int = 0) -> Task:
+        return Task(task_id=opaque_task_id(self.id, sample), brief=self.brief, cutoff=self.cutoff, sample=sample)
 
     @property
     def gains(self) -> dict[str, float]:
         return {label.id: label.gain for label in self.labels}
+
+
+def tasks_of(instances) -> dict[str, Task]:
+    """instance id -> the task a policy gets: what `run_episodes` takes."""
+    return {inst.id: inst.task() for inst in instances}
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.schema import Paper
+from hindsight.schema import Paper, Task
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ARXIV_CORPUS = SHARED_DATA / "arxiv-cs-2025" / "papers.jsonl.gz"
@@ -166,3 +166,8 @@ def stop_process_group(process) -> None:
     except ProcessLookupError:
         pass
     process.wait(timeout=60)
+
+
+def keyed(tasks: list[Task]) -> dict[str, Task]:
+    """Synthetic tasks recorded under their own ids (run_episodes takes record id -> task)."""
+    return {task.task_id: task for task in tasks}

@@ -104,3 +104,66 @@ def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_pat
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, **change}))
     with pytest.raises(ValueError, match=message):
         evaluate(load_recipe(recipe), "other", student=str(tmp_path / "sft"), progress=False)
+
+
+class Spy:
+    """Wraps a policy and keeps everything it is handed: the tasks and the conversations."""
+
+    def __init__(self, inner=None):
+        self.inner, self.name, self.seen = inner, "spy", []
+
+    def describe(self) -> dict:
+        return {"backend": "spy"}
+
+    def act(self, batch, tools):
+        self.seen += [json.dumps({"task": conv.task.to_dict(), "messages": conv.messages}) for conv in batch]
+        if self.inner is not None:
+            return self.inner.act(batch, tools)
+        from hindsight.policy.base import Turn
+        from hindsight.policy.parsing import ToolCall
+        return [Turn(calls=[ToolCall("submit_answer", {"papers": []})]) for _ in batch]
+
+
+def _identities(instance) -> list[str]:
+    """Every spelling of who the target is: the instance id and the target's arXiv id, whole and
+    in its parts."""
+    return [instance.id, instance.target.id, *instance.target.id.split(".")]
+
+
+def test_no_evaluated_policy_is_told_which_instance_it_works_on(tmp_path, monkeypatch):
+    import hindsight.eval.evaluation as evaluation
+
+    spy = Spy()
+    monkeypatch.setattr(evaluation, "make_policy", lambda *args, **kwargs: spy)
+    recipe_path = tmp_path / "r.yaml"
+    recipe_path.write_text(f"data:\n  source: world\n  max_targets: 12\nruns_dir: {tmp_path / 'runs'}\n")
+    run_dir = evaluation.evaluate(load_recipe(recipe_path), "spy", progress=False)
+    instances = {inst.id: inst for inst in load_benchmark("world")[1]}
+    recorded = [json.loads(line)["instance_id"] for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    assert len(spy.seen) == len(recorded) == 12
+    for shown, instance_id in zip(spy.seen, recorded):  # one act per episode: they come in order
+        assert all(identity not in shown for identity in _identities(instances[instance_id])), shown[:200]
+
+
+def test_the_teacher_sees_no_id_of_its_target_or_its_antecedents(tmp_path, monkeypatch):
+    """The privileged teacher reads titles and abstracts; ids of the target and of the labels
+    reach it only where a search returned them."""
+    import hindsight.distill.teacher as teacher
+
+    make_teacher = teacher.make_teacher
+    spies = []
+    monkeypatch.setattr(teacher, "make_teacher", lambda *args: spies.append(Spy(make_teacher(*args))) or spies[-1])
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"data:\n  source: world\ndistill:\n  out_dir: {tmp_path / 'd'}\n  candidates: 2\n  max_targets: 4\n")
+    assert teacher.main([str(recipe)]) == 0
+    instances = {inst.id: inst for inst in load_benchmark("world")[1]}
+    by_brief = {inst.brief: inst for inst in instances.values()}
+    first_turns = [json.loads(shown) for shown in spies[0].seen if len(json.loads(shown)["messages"]) == 2]
+    targets = json.loads((tmp_path / "d" / "candidates" / "manifest.json").read_text())["targets"]
+    assert targets >= 4 and len(first_turns) == targets * 2
+    for shown in first_turns:
+        instance = by_brief[shown["task"]["brief"]]
+        text = json.dumps(shown)
+        assert all(identity not in text for identity in _identities(instance))
+        assert all(label.id not in text for label in instance.labels)
+    assert sorted(task["task"]["sample"] for task in first_turns) == [0] * targets + [1] * targets

@@ -64,7 +64,7 @@ def candidate(backend, actions, status="submitted", returned=None):
         if returned is not None and i == 0:
             content = json.dumps({"results": [{"id": pid} for pid in returned]})
         messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": content})
-    episode = env.episode("teacher")
+    episode = env.episode("inst#0", "teacher")
     episode.status, episode.messages = status, messages
     return episode
 

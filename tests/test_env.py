@@ -98,7 +98,7 @@ def test_budget_counts_every_call_and_the_call_past_it_ends_the_episode(backend)
     assert env.calls_left == 0 and not env.done
     result = env.call("submit_answer", {"papers": []})
     assert result.done and "budget exhausted" in result.error
-    episode = env.episode("scripted")
+    episode = env.episode("t1", "scripted")
     assert episode.status == "budget_exhausted" and episode.submission == [] and episode.calls == 4
     assert [s.tool for s in episode.steps] == ["search_papers", "search_papers", MALFORMED_TOOL, "submit_answer"]
     with pytest.raises(EpisodeOver):
@@ -110,7 +110,7 @@ def test_submission_ends_the_episode_and_is_recorded_as_written(backend):
     env.call("search_papers", {"query": "quantum"})
     result = env.call("submit_answer", {"papers": [{"id": "2001.00001v2", "rationale": "closest"}, {"id": "junk"}]})
     assert result.done and result.error is None
-    episode = env.episode("p")
+    episode = env.episode("t1", "p")
     assert episode.status == "submitted" and episode.calls == 2
     assert [(p.id, p.rationale) for p in episode.submission] == [("2001.00001v2", "closest"), ("junk", "")]
 
@@ -186,7 +186,7 @@ def test_protocol_hash_changes_with_everything_it_covers(backend):
     assert len({base, *variants}) == len(variants) + 1
     assert base == protocol_hash(ProtocolConfig(), backend.describe(), {"system": "S"})
     env = SearchEnv(Task("t", "b", CUTOFF), backend, prompts={"system": "S"})
-    assert env.protocol_hash() == base == env.episode().protocol_hash
+    assert env.protocol_hash() == base == env.episode("t").protocol_hash
 
 
 def test_identical_calls_give_identical_answers(backend):

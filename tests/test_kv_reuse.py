@@ -19,7 +19,7 @@ from hindsight.policy.kv_reuse import (
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import run_episodes
 from hindsight.schema import Task
-from tests.helpers import random_papers
+from tests.helpers import keyed, random_papers
 
 
 def play(tiny_model, tmp_path, reuse: bool, batch_size: int):
@@ -28,7 +28,7 @@ def play(tiny_model, tmp_path, reuse: bool, batch_size: int):
     tasks = [Task(f"t{i}", "graph attention for robots " * (1 + i), dt.date(2021, 1, 1)) for i in range(3)]
     policy = HFPolicy(str(tiny_model), max_new_tokens=16, reuse_cache=reuse)
     out = tmp_path / f"reuse-{reuse}-batch-{batch_size}"
-    run_episodes(policy, tasks, BM25Backend(Corpus(random_papers(100))), ProtocolConfig(budget=5, max_malformed=5),
+    run_episodes(policy, keyed(tasks), BM25Backend(Corpus(random_papers(100))), ProtocolConfig(budget=5, max_malformed=5),
                  out, batch_size=batch_size, progress=False)
     rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     return {row["instance_id"]: row["messages"] for row in rows}, policy.usage

@@ -12,7 +12,7 @@ from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.runner import run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
-from tests.helpers import random_papers
+from tests.helpers import keyed, random_papers
 
 TOOLS = tool_schemas(ProtocolConfig())
 
@@ -47,7 +47,7 @@ def test_a_prompt_past_the_context_is_an_overflow_not_a_crash(tiny_model):
 def test_random_model_output_ends_as_malformed_steps(tiny_model, tmp_path):
     backend = BM25Backend(Corpus(random_papers(100)))
     tasks = [conv.task for conv in conversations(3)]
-    run_episodes(HFPolicy(str(tiny_model), max_new_tokens=16), tasks, backend, ProtocolConfig(budget=5),
+    run_episodes(HFPolicy(str(tiny_model), max_new_tokens=16), keyed(tasks), backend, ProtocolConfig(budget=5),
                  tmp_path / "run", progress=False)
     import json
     rows = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
@@ -87,8 +87,8 @@ def test_a_run_is_not_resumed_with_an_adapter_retrained_in_place(tiny_model, tmp
     tasks = [conv.task for conv in conversations(2)]
     adapter = make_adapter(tiny_model, tmp_path / "adapter", trained=True)
     policy = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
-    run_episodes(policy, tasks[:1], backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)
+    run_episodes(policy, keyed(tasks[:1]), backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)
     make_adapter(tiny_model, adapter, trained=True)   # same path, new weights
     retrained = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
     with pytest.raises(RunDirError, match="another policy"):
-        run_episodes(retrained, tasks, backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)
+        run_episodes(retrained, keyed(tasks), backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)

@@ -14,7 +14,7 @@ from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.runner import run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
-from tests.helpers import free_port, random_papers
+from tests.helpers import free_port, keyed, random_papers
 
 pytest.importorskip("litellm")
 from hindsight.policy.litellm_backend import LiteLLMPolicy  # noqa: E402
@@ -39,7 +39,7 @@ def conversation(i=0):
 def test_garbage_from_a_real_server_becomes_malformed_steps(tiny_model, server, tmp_path):
     backend = BM25Backend(Corpus(random_papers(100)))
     tasks = [conversation(i).task for i in range(3)]
-    run_episodes(policy(tiny_model, server, cache_dir=tmp_path / "cache"), tasks, backend,
+    run_episodes(policy(tiny_model, server, cache_dir=tmp_path / "cache"), keyed(tasks), backend,
                  ProtocolConfig(budget=4), tmp_path / "run", progress=False)
     rows = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert sorted(r["instance_id"] for r in rows) == ["t0", "t1", "t2"]
@@ -63,7 +63,7 @@ def test_an_unreachable_server_is_retried_then_recorded(tiny_model, tmp_path):
     assert "after 3 attempts" in turn.failure and "Connection error" in turn.failure and turn.attempts == 3
     assert time.perf_counter() - start >= 0.05 * (1 + 2) * 0.5   # it waited between attempts
     backend = BM25Backend(Corpus(random_papers(50)))
-    run_episodes(policy(tiny_model, dead, max_retries=1, backoff_s=0.01, use_cache=False), [conversation().task],
+    run_episodes(policy(tiny_model, dead, max_retries=1, backoff_s=0.01, use_cache=False), keyed([conversation().task]),
                  backend, ProtocolConfig(), tmp_path / "run", progress=False)
     row = json.loads((tmp_path / "run" / "episodes.jsonl").read_text())
     assert row["status"] == "error" and "after 2 attempts" in row["error"]

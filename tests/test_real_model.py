@@ -82,6 +82,7 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     from hindsight.data import load_benchmark
     from hindsight.policy.litellm_backend import LiteLLMPolicy
     from hindsight.runner import run_episodes
+    from hindsight.schema import tasks_of
     from hindsight.search.bm25 import BM25Backend
     from tests.helpers import start_transformers_server
 
@@ -90,9 +91,9 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     try:
         policy = LiteLLMPolicy(f"openai/{qwen_folder}", api_base=url, api_key="unused", max_new_tokens=96,
                                cache_dir=tmp_path / "cache")
-        task = next(inst for inst in instances if inst.split == "eval").task()
+        tasks = tasks_of([next(inst for inst in instances if inst.split == "eval")])
         config = ProtocolConfig(**{**QWEN_PROTOCOL, "fields": ("id",), "budget": 2})
-        run_episodes(policy, [task], BM25Backend(corpus), config, tmp_path / "run", progress=False)
+        run_episodes(policy, tasks, BM25Backend(corpus), config, tmp_path / "run", progress=False)
     finally:
         process.kill()
     (row,) = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]

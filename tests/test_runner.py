@@ -16,7 +16,7 @@ from hindsight.protocol import ProtocolConfig
 from hindsight.runner import RunDirError, finished_ids, run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
-from tests.helpers import random_papers
+from tests.helpers import keyed, random_papers
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +41,8 @@ class Scripted:
     def act(self, batch, tools):
         out = []
         for conv in batch:
-            n = self.turns.get(conv.task.instance_id, 0)
-            self.turns[conv.task.instance_id] = n + 1
+            n = self.turns.get(conv.task.task_id, 0)
+            self.turns[conv.task.task_id] = n + 1
             out.append(self.step(conv, n))
         return out
 
@@ -58,8 +58,8 @@ class IndependentScripted(Scripted):
         self.delay, self.in_flight, self.most_in_flight = delay, 0, 0
 
     async def act_one(self, conv, tools):
-        n = self.turns.get(conv.task.instance_id, 0)
-        self.turns[conv.task.instance_id] = n + 1
+        n = self.turns.get(conv.task.task_id, 0)
+        self.turns[conv.task.task_id] = n + 1
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
@@ -86,10 +86,10 @@ def search(query="graph"):
     ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
 ])
 def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status, flavour):
-    manifest = run_episodes(FLAVOURS[flavour](name, step), TASKS, backend, ProtocolConfig(budget=6), tmp_path / name,
+    manifest = run_episodes(FLAVOURS[flavour](name, step), keyed(TASKS), backend, ProtocolConfig(budget=6), tmp_path / name,
                             batch_size=5, progress=False)
     rows = records(tmp_path / name)
-    assert sorted(r["instance_id"] for r in rows) == sorted(t.instance_id for t in TASKS)
+    assert sorted(r["instance_id"] for r in rows) == sorted(t.task_id for t in TASKS)
     assert {r["status"] for r in rows} == {status}
     assert manifest["counts"]["attempted"] == len(TASKS) and manifest["status"] == "complete"
     if status == "error":
@@ -99,7 +99,7 @@ def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, 
 
 
 def test_messages_follow_the_openai_format_and_start_from_the_task(backend, tmp_path):
-    run_episodes(BM25OneShot(), TASKS[:2], backend, ProtocolConfig(), tmp_path / "r", progress=False)
+    run_episodes(BM25OneShot(), keyed(TASKS[:2]), backend, ProtocolConfig(), tmp_path / "r", progress=False)
     row = records(tmp_path / "r")[0]
     roles = [m["role"] for m in row["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool"]
@@ -119,7 +119,7 @@ class Interrupt(BaseException):
 
 def test_a_crashed_run_resumes_to_the_same_records_as_an_uninterrupted_one(backend, tmp_path):
     config = ProtocolConfig(budget=8)
-    run_episodes(BM25OneShot(), TASKS, backend, config, tmp_path / "whole", batch_size=4, progress=False)
+    run_episodes(BM25OneShot(), keyed(TASKS), backend, config, tmp_path / "whole", batch_size=4, progress=False)
     policy = BM25OneShot()
     real_act, calls = policy.act, {"n": 0}
 
@@ -131,21 +131,21 @@ def test_a_crashed_run_resumes_to_the_same_records_as_an_uninterrupted_one(backe
 
     policy.act = dying_act
     with pytest.raises(Interrupt):
-        run_episodes(policy, TASKS, backend, config, tmp_path / "resumed", batch_size=4, progress=False)
+        run_episodes(policy, keyed(TASKS), backend, config, tmp_path / "resumed", batch_size=4, progress=False)
     partial = records(tmp_path / "resumed")
     assert 0 < len(partial) < len(TASKS)
     with open(tmp_path / "resumed" / "episodes.jsonl", "a") as handle:  # a write cut short by the kill
         handle.write('{"instance_id": "t11", "stat')
     assert "t11" not in finished_ids(tmp_path / "resumed" / "episodes.jsonl")
-    run_episodes(BM25OneShot(), TASKS, backend, config, tmp_path / "resumed", batch_size=4, progress=False)
+    run_episodes(BM25OneShot(), keyed(TASKS), backend, config, tmp_path / "resumed", batch_size=4, progress=False)
     assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
     assert len(records(tmp_path / "resumed")) == len(TASKS)
 
 
 def test_a_run_folder_is_not_reused_under_another_protocol(backend, tmp_path):
-    run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(), tmp_path / "r", progress=False)
+    run_episodes(BM25OneShot(), keyed(TASKS[:1]), backend, ProtocolConfig(), tmp_path / "r", progress=False)
     with pytest.raises(RunDirError, match="another protocol_hash"):
-        run_episodes(BM25OneShot(), TASKS[:1], backend, ProtocolConfig(budget=5), tmp_path / "r", progress=False)
+        run_episodes(BM25OneShot(), keyed(TASKS[:1]), backend, ProtocolConfig(budget=5), tmp_path / "r", progress=False)
 
 
 def submit_on_third_turn(conv, n):
@@ -153,10 +153,10 @@ def submit_on_third_turn(conv, n):
 
 
 def test_an_api_policy_episode_never_waits_for_a_slow_one(backend, tmp_path):
-    slow_first = lambda conv, n: 0.05 if conv.task.instance_id == "t0" else 0.0  # noqa: E731
+    slow_first = lambda conv, n: 0.05 if conv.task.task_id == "t0" else 0.0  # noqa: E731
     policy = IndependentScripted("api", submit_on_third_turn, delay=slow_first)
     start = time.perf_counter()
-    run_episodes(policy, TASKS, backend, ProtocolConfig(budget=6), tmp_path / "r", batch_size=4, progress=False)
+    run_episodes(policy, keyed(TASKS), backend, ProtocolConfig(budget=6), tmp_path / "r", batch_size=4, progress=False)
     rows = records(tmp_path / "r")
     # in lockstep t0 would hold back t1-t3 for three slow turns; here the other eleven finish first
     assert [r["instance_id"] for r in rows][-1] == "t0" and {r["status"] for r in rows} == {"submitted"}
@@ -166,19 +166,19 @@ def test_an_api_policy_episode_never_waits_for_a_slow_one(backend, tmp_path):
 
 def test_a_crashed_api_run_resumes_to_the_same_records_as_an_uninterrupted_one(backend, tmp_path):
     config = ProtocolConfig(budget=8)
-    run_episodes(IndependentScripted("api", submit_on_third_turn), TASKS, backend, config, tmp_path / "whole",
+    run_episodes(IndependentScripted("api", submit_on_third_turn), keyed(TASKS), backend, config, tmp_path / "whole",
                  batch_size=3, progress=False)
 
     def dies_on_t7(conv, n):
-        if conv.task.instance_id == "t7":
+        if conv.task.task_id == "t7":
             raise Interrupt()
         return submit_on_third_turn(conv, n)
 
     with pytest.raises(Interrupt):
-        run_episodes(IndependentScripted("api", dies_on_t7), TASKS, backend, config, tmp_path / "resumed",
+        run_episodes(IndependentScripted("api", dies_on_t7), keyed(TASKS), backend, config, tmp_path / "resumed",
                      batch_size=3, progress=False)
     assert 0 < len(records(tmp_path / "resumed")) < len(TASKS)
-    run_episodes(IndependentScripted("api", submit_on_third_turn), TASKS, backend, config, tmp_path / "resumed",
+    run_episodes(IndependentScripted("api", submit_on_third_turn), keyed(TASKS), backend, config, tmp_path / "resumed",
                  batch_size=3, progress=False)
     assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
     assert len(records(tmp_path / "resumed")) == len(TASKS)

@@ -83,11 +83,36 @@ def test_instance_errors_point_into_nested_records():
         Instance.from_dict(instance_record(split="test"))
 
 
-def test_task_carries_only_brief_and_cutoff():
-    task = Instance.from_dict(instance_record()).task()
-    assert task == Task(instance_id="inst-1", brief="We want to know X.", cutoff=dt.date(2025, 1, 15))
-    assert set(task.to_dict()) == {"instance_id", "brief", "cutoff"}
-    assert "2401.00001" not in str(task.to_dict())
+def test_task_carries_only_an_opaque_id_the_brief_and_the_cutoff():
+    instance = Instance.from_dict(instance_record(id="world-2504.00001"))
+    task = instance.task()
+    assert (task.brief, task.cutoff, task.sample) == ("We want to know X.", dt.date(2025, 1, 15), 0)
+    assert set(task.to_dict()) == {"task_id", "brief", "cutoff", "sample"}
+    text = str(task.to_dict())
+    for private in ("world", "2504", "00001", "2401.00001", "2402.00002"):
+        assert private not in text
+    assert Task.from_dict(task.to_dict()) == task
+
+
+def test_task_ids_are_stable_within_a_process_and_differ_by_sample():
+    instance = Instance.from_dict(instance_record())
+    assert instance.task().task_id == instance.task().task_id
+    assert instance.task(sample=1).task_id != instance.task().task_id
+    assert instance.task(sample=1).sample == 1
+    other = Instance.from_dict(instance_record(id="inst-2"))
+    assert other.task().task_id != instance.task().task_id
+
+
+def test_a_task_id_cannot_be_recomputed_from_the_instance_id():
+    """The key is per process: another interpreter maps the same instance to another id, so no
+    hash over the corpus's ids can recover the target."""
+    import subprocess
+    import sys
+
+    code = "from hindsight.schema import opaque_task_id; print(opaque_task_id('world-2504.00001'))"
+    ids = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+           for _ in range(2)}
+    assert len(ids) == 2 and all(i.startswith("task-") for i in ids)
 
 
 def test_episode_round_trips_and_orders_first_exposure():

@@ -15,7 +15,7 @@ from hindsight.recipe import load_recipe
 from hindsight.runner import run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
-from tests.helpers import random_papers
+from tests.helpers import keyed, random_papers
 
 SEARCH = {"name": "search_papers", "arguments": {"query": "graph attention"}}
 # What the real Qwen2.5-Coder-0.5B-Instruct wrote when first given the search tool
@@ -79,7 +79,7 @@ class FencedWriter:
 def test_the_runner_reads_replies_as_the_protocol_says(tmp_path, reading, status, calls):
     backend = BM25Backend(Corpus(random_papers(200, seed=4)))
     tasks = [Task(f"t{i}", "graph attention for robots", dt.date(2022, 1, 1)) for i in range(3)]
-    run_episodes(FencedWriter(), tasks, backend, ProtocolConfig(tool_calls=reading), tmp_path / reading, progress=False)
+    run_episodes(FencedWriter(), keyed(tasks), backend, ProtocolConfig(tool_calls=reading), tmp_path / reading, progress=False)
     rows = [json.loads(line) for line in (tmp_path / reading / "episodes.jsonl").read_text().splitlines()]
     assert {r["status"] for r in rows} == {status} and {r["calls"] for r in rows} == {calls}
     if reading == "lenient":

@@ -125,10 +125,11 @@ def test_greedy_tokens_equal_the_transformers_backend_in_float32(sft_policy, qwe
 def test_base_and_sft_run_world_episodes_through_the_runner(sft_policy, qwen_gguf, tmp_path):
     from hindsight.data import load_benchmark
     from hindsight.runner import run_episodes
+    from hindsight.schema import tasks_of
     from hindsight.search.bm25 import BM25Backend
 
     corpus, instances, _ = load_benchmark("world")
-    tasks = [inst.task() for inst in instances if inst.split == "eval"][:2]
+    tasks = tasks_of([inst for inst in instances if inst.split == "eval"][:2])
     for name, policy in (("base", sharing(sft_policy, qwen_gguf)), ("sft", sft_policy)):
         run_episodes(policy, tasks, BM25Backend(corpus), PROTOCOL, tmp_path / name, progress=False)
         rows = [json.loads(line) for line in (tmp_path / name / "episodes.jsonl").read_text().splitlines()]
@@ -146,17 +147,18 @@ def test_the_litellm_policy_drives_a_vllm_server_and_its_adapter_by_module_name(
     from hindsight.data import load_benchmark
     from hindsight.policy.litellm_backend import LiteLLMPolicy
     from hindsight.runner import run_episodes
+    from hindsight.schema import tasks_of
     from hindsight.search.bm25 import BM25Backend
 
     corpus, instances, _ = load_benchmark("world")
-    task = next(inst for inst in instances if inst.split == "eval").task()
+    tasks = tasks_of([next(inst for inst in instances if inst.split == "eval")])
     process, url = start_vllm_server(qwen_folder, {"sft": qwen_lora / "adapter"})
     rows = {}
     try:
         for name, served in (("base", str(qwen_folder)), ("sft", "sft")):
             policy = LiteLLMPolicy(f"hosted_vllm/{served}", api_base=url, api_key="unused", max_new_tokens=96,
                                    use_cache=False)
-            run_episodes(policy, [task], BM25Backend(corpus), PROTOCOL, tmp_path / name, progress=False)
+            run_episodes(policy, tasks, BM25Backend(corpus), PROTOCOL, tmp_path / name, progress=False)
             (rows[name],) = [json.loads(line) for line in (tmp_path / name / "episodes.jsonl").read_text().splitlines()]
     finally:
         stop_process_group(process)

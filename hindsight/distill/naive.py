@@ -19,13 +19,14 @@ from hindsight.protocol import tool_schemas
 from hindsight.recipe import recipe_command
 from hindsight.runner import run_episodes
 from hindsight.runs import read_episodes
+from hindsight.schema import tasks_of
 from hindsight.stages import SFTRow
 
 
 def naive_demonstrations(recipe, progress: bool = True) -> Path:
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = load_benchmark(recipe.data.source)
-    tasks = [inst.task() for inst in instances if inst.split == "train"]
+    tasks = tasks_of(inst for inst in instances if inst.split == "train")
     out = Path(cfg.out_dir)
     policy = BM25OneShot(max_query_words=recipe.protocol.max_query_words, k=recipe.protocol.k,
                          first_sentence=True, rationale=None)

@@ -37,8 +37,8 @@ def private_block(instance: Instance, idf: dict[str, float], limit: int = 12, ab
 
 def teacher_messages(task: Task, instance: Instance, idf: dict[str, float], limit: int, abstract_chars: int,
                      read_paper: bool = False) -> list[dict]:
-    if task.brief != instance.brief or not task.instance_id.startswith(instance.id):
-        raise ValueError(f"task {task.instance_id} does not belong to instance {instance.id}")
+    if task.brief != instance.brief or task.cutoff != instance.cutoff:
+        raise ValueError(f"task {task.task_id} does not belong to instance {instance.id}")
     system = "\n\n".join([system_prompt(read_paper), DEMONSTRATION_INSTRUCTIONS,
                           private_block(instance, idf, limit, abstract_chars)])
     return [{"role": "system", "content": system},

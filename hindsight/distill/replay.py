@@ -121,7 +121,7 @@ class Validator:
         actions = candidate_actions(candidate, result)
         task = instance.task()
         env = SearchEnv(task, self.backend, self.config, prompt_texts(self.config.read_paper))
-        live = Live(env, Conversation(task, initial_messages(task, self.config.read_paper)))
+        live = Live(env, Conversation(task, initial_messages(task, self.config.read_paper)), record_id=candidate.instance_id)
         for i, (tool, arguments) in enumerate(actions):
             if env.done:
                 result.flag("malformed", f"action {i + 1} comes after the episode ended ({env.status})")
@@ -131,7 +131,7 @@ class Validator:
                 if answer.error:
                     result.flag("malformed", f"action {i + 1} ({tool}): {answer.error}")
         messages = live.conversation.messages
-        episode = env.episode("replay")
+        episode = env.episode(candidate.instance_id, "replay")
         episode.messages = messages
         if episode.status != "submitted":
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")

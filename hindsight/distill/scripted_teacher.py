@@ -25,7 +25,6 @@ from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
 from hindsight.policy.scripted import first_sentence_query
 from hindsight.prompts import brief_from_messages
-from hindsight.schema import CandidateId
 from hindsight.search.text import analyze
 
 _ENTRY = re.compile(r"^\d+\. \[(T\d)/\w+\] (.*)\n   Abstract: (.*)$", re.M)
@@ -35,10 +34,13 @@ class ScriptedTeacher:
     name = "scripted-teacher"
 
     def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
-                 submit: int = 10, max_query_words: int = 64):
-        """`queries` counts every search, the opening one included."""
+                 submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None):
+        """`queries` counts every search, the opening one included. `seed_names` (task id -> a
+        stable name of its target, from the teacher stage) keeps a plan the same across runs; a
+        task without one is seeded from its brief."""
         self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
         self.max_query_words = max_query_words
+        self.seed_names = dict(seed_names or {})
         self.plans: dict[str, list[str]] = {}
 
     def describe(self) -> dict:
@@ -56,8 +58,8 @@ class ScriptedTeacher:
 
     def _plan(self, conv: Conversation) -> list[str]:
         # candidate k of a target uses seed + k
-        candidate = CandidateId.parse(conv.task.instance_id)
-        rng = random.Random(f"{candidate.instance_id}:{self.seed + candidate.index}")
+        name = self.seed_names.get(conv.task.task_id, conv.task.brief)
+        rng = random.Random(f"{name}:{self.seed + conv.task.sample}")
         brief_terms = set(analyze(brief_from_messages(conv.messages)))
         # A word that recurs across the antecedents (weighted by tier) and is rare in the corpus
         # names what they share: the mechanism.
@@ -87,8 +89,9 @@ class ScriptedTeacher:
         return queries
 
     def _turn(self, conv: Conversation) -> Turn:
-        key = conv.task.instance_id
-        plan = self.plans.setdefault(key, self._plan(conv))
+        if conv.task.task_id not in self.plans:
+            self.plans[conv.task.task_id] = self._plan(conv)
+        plan = self.plans[conv.task.task_id]
         searches = sum(1 for m in conv.messages if m["role"] == "tool")
         if searches < len(plan):
             return Turn(calls=[ToolCall("search_papers", {"query": plan[searches]})])  # limit: the protocol's k

@@ -42,10 +42,11 @@ def corpus_idf(corpus: Corpus) -> dict[str, float]:
     return {term: math.log(len(corpus) / count) for term, count in df.items()}
 
 
-def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float]):
+def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed_names: dict[str, str] | None = None):
     if cfg.teacher == "scripted":
         from hindsight.distill.scripted_teacher import ScriptedTeacher
-        return ScriptedTeacher(idf, seed=cfg.seed, max_query_words=recipe.protocol.max_query_words)
+        return ScriptedTeacher(idf, seed=cfg.seed, max_query_words=recipe.protocol.max_query_words,
+                               seed_names=seed_names)
     from dataclasses import replace
 
     from hindsight.policy import make_policy
@@ -79,11 +80,12 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
     if shard is not None:
         chosen = {iid: inst for n, (iid, inst) in enumerate(chosen.items()) if n % shard[1] == shard[0]}
     idf = corpus_idf(corpus)
-    tasks = [Task(str(CandidateId(inst.id, k)), inst.brief, inst.cutoff) for inst in chosen.values() for k in range(cfg.candidates)]
+    tasks = {str(CandidateId(inst.id, k)): inst.task(sample=k) for inst in chosen.values() for k in range(cfg.candidates)}
+    instance_of = {task.task_id: chosen[CandidateId.parse(record_id).instance_id] for record_id, task in tasks.items()}
 
     def first_messages(task: Task) -> list[dict]:
-        instance = chosen[CandidateId.parse(task.instance_id).instance_id]
-        return teacher_messages(task, instance, idf, cfg.private_max, cfg.abstract_chars, recipe.protocol.read_paper)
+        return teacher_messages(task, instance_of[task.task_id], idf, cfg.private_max, cfg.abstract_chars,
+                                recipe.protocol.read_paper)
 
     backend = recipe.search.build(corpus)
     out = cfg.output.candidates if shard is None else shard_dir(cfg, *shard)
@@ -91,7 +93,10 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
                 "teacher_prompt": {"instructions": DEMONSTRATION_INSTRUCTIONS, "private_rules": PRIVATE_RULES},
                 "targets": len(chosen), "candidates_per_target": cfg.candidates, "corpus_hash": corpus.hash,
                 "software": software_versions(), "git_commit": git_commit()}
-    run_episodes(make_teacher(cfg, recipe, idf), tasks, backend, recipe.protocol, out, manifest,
+    # the scripted teacher seeds each plan from its target's name, so a candidate does not depend on
+    # which other targets (or shard) share the run
+    seed_names = {task.task_id: instance_of[task.task_id].id for task in tasks.values()}
+    run_episodes(make_teacher(cfg, recipe, idf, seed_names), tasks, backend, recipe.protocol, out, manifest,
                  batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
     return out
 

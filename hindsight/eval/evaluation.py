@@ -14,6 +14,7 @@ from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import Recipe
 from hindsight.runner import RunDirError, run_episodes
+from hindsight.schema import tasks_of
 from hindsight.stages import StudentManifest
 
 
@@ -90,7 +91,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
                 "corpus_hash": corpus.hash, "data_report": report.to_dict(), "software": software_versions(),
                 "git_commit": git_commit()}
     try:
-        run_episodes(policy, [inst.task() for inst in chosen], backend, recipe.protocol, run_dir, manifest,
+        run_episodes(policy, tasks_of(chosen), backend, recipe.protocol, run_dir, manifest,
                      batch_size=recipe.policy.batch_size, progress=progress)
     finally:
         if hasattr(policy, "close"):  # an engine with worker processes (vllm) stops here, not at exit

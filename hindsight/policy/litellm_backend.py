@@ -17,7 +17,6 @@ import random
 from pathlib import Path
 
 from hindsight.policy.base import Conversation, Turn
-from hindsight.schema import CandidateId
 from hindsight.policy.parsing import ToolCall, parse_tool_calls
 from hindsight.search.base import default_cache_dir
 
@@ -130,7 +129,7 @@ class LiteLLMPolicy:
         """Everything that determines the reply (the cache key); the api key is not part of it."""
         return {"model": self.model, "messages": _wire_messages(conv.messages), "tools": tools,
                 "temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_new_tokens,
-                "seed": self.seed + CandidateId.parse(conv.task.instance_id).index, "api_base": self.api_base, **self.extra}
+                "seed": self.seed + conv.task.sample, "api_base": self.api_base, **self.extra}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         async def every():
