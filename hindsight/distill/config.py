@@ -24,6 +24,7 @@ class DistillConfig:
     title_share: float = 0.6             # share of a private title's words that the queries may not spell out
     keep_quantile: float = 0.5           # the threshold keeps this share of dev candidates (flag-free)
     max_rejected_share: float = 0.05     # selection fails if the leak audit drops more of the rows than this
+    leak_retries: int = 2                # a teacher reply that would leak is refused and asked again this often (0: off)
     splits: tuple[str, ...] = ("train", "dev")
     max_targets: int | None = None       # per split, the earliest N (a pilot run)
     batch_size: int = 32                 # episodes in progress at once

@@ -45,13 +45,13 @@ def teacher_messages(task: Task, instance: Instance, idf: dict[str, float], limi
             {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)}]
 
 
-def private_texts(instances, corpus, cfg) -> dict:
+def private_texts(instances, corpus, cfg, idf: dict[str, float] | None = None) -> dict:
     """instance id -> hindsight.leaks.PrivateText: the private block exactly as the teacher got it
-    under the recipe's `distill` settings, for the validator and the audit alike."""
+    under the recipe's `distill` settings, for the teacher's guard, the validator and the audit alike."""
     from hindsight.distill.teacher import corpus_idf
     from hindsight.leaks import PrivateText
 
-    idf = corpus_idf(corpus)
+    idf = idf if idf is not None else corpus_idf(corpus)
     return {inst.id: PrivateText.build(private_block(inst, idf, cfg.private_max, cfg.abstract_chars),
                                        inst.target.title, inst.target.id, inst.labels, cfg.ngram)
             for inst in instances}

@@ -20,6 +20,7 @@ import math
 import random
 import re
 
+from hindsight.distill.guard import is_refusal
 from hindsight.distill.prompts import PRIVATE_HEADER
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
@@ -42,6 +43,7 @@ class ScriptedTeacher:
         self.max_query_words = max_query_words
         self.seed_names = dict(seed_names or {})
         self.plans: dict[str, list[str]] = {}
+        self.skipped: dict[str, int] = {}  # planned queries the leak guard refused
 
     def describe(self) -> dict:
         return {"backend": self.name, "seed": self.seed, "queries": self.queries, "opening": "brief's first sentence",
@@ -89,10 +91,13 @@ class ScriptedTeacher:
         return queries
 
     def _turn(self, conv: Conversation) -> Turn:
-        if conv.task.task_id not in self.plans:
-            self.plans[conv.task.task_id] = self._plan(conv)
-        plan = self.plans[conv.task.task_id]
-        searches = sum(1 for m in conv.messages if m["role"] == "tool")
+        key = conv.task.task_id
+        if key not in self.plans:
+            self.plans[key] = self._plan(conv)
+        if is_refusal(conv.messages[-1]):  # the leak guard refused the last query: move on to the next
+            self.skipped[key] = self.skipped.get(key, 0) + 1
+        plan = self.plans[key]
+        searches = sum(1 for m in conv.messages if m["role"] == "tool") + self.skipped.get(key, 0)
         if searches < len(plan):
             return Turn(calls=[ToolCall("search_papers", {"query": plan[searches]})])  # limit: the protocol's k
         return Turn(calls=[ToolCall("submit_answer", {"papers": self._ranked(conv)})])

@@ -24,9 +24,11 @@ from pathlib import Path
 from hindsight.corpus import Corpus
 from hindsight.data import load_benchmark
 from hindsight.distill.config import DistillConfig
+from hindsight.distill.guard import LeakGuard
 from hindsight.distill.prompts import (
     DEMONSTRATION_INSTRUCTIONS,
     PRIVATE_RULES,
+    private_texts,
     teacher_messages,
 )
 from hindsight.jsonl import read_jsonl
@@ -96,8 +98,19 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
     # the scripted teacher seeds each plan from its target's name, so a candidate does not depend on
     # which other targets (or shard) share the run
     seed_names = {task.task_id: instance_of[task.task_id].id for task in tasks.values()}
-    run_episodes(make_teacher(cfg, recipe, idf, seed_names), tasks, backend, recipe.protocol, out, manifest,
-                 batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
+    teacher = make_teacher(cfg, recipe, idf, seed_names)
+    if cfg.leak_retries:
+        private = private_texts(chosen.values(), corpus, cfg, idf)
+        teacher = LeakGuard(teacher, {task_id: private[inst.id] for task_id, inst in instance_of.items()},
+                            cfg.ngram, cfg.title_share, cfg.leak_retries)
+    final = run_episodes(teacher, tasks, backend, recipe.protocol, out, manifest,
+                         batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
+    if isinstance(teacher, LeakGuard):  # this invocation's turns: a resumed run counts only its own
+        final["leak_guard"] = teacher.counts
+        (out / "manifest.json").write_text(json.dumps(final, indent=2, default=str) + "\n")
+        counts = teacher.counts
+        print(f"leak guard: {counts['refused']} replies refused and asked again over {counts['turns']} teacher turns; "
+              f"{counts['sent_leaking']} turns still leaking after {cfg.leak_retries} retries went through (replay rejects them)")
     return out
 
 
