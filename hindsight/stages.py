@@ -38,6 +38,7 @@ class StudentManifest:
     lora: bool                       # an adapter for base_model, or a fully fine-tuned model
     output: Path                     # <output_dir>/adapter or <output_dir>/model
     enable_thinking: bool | None
+    history: str | None              # how earlier turns were rendered (hindsight.policy.chat.HISTORY_RENDERING)
     chat_template_hash: str | None
     gguf_sha256: str | None
 
@@ -57,7 +58,7 @@ class StudentManifest:
             return cls(path=path, base_model=record["base_model"], lora=bool(record["hyperparameters"].get("lora")),
                        # the folder may have moved since training: the output is found beside the manifest
                        output=Path(output_dir) / Path(record["output"]).name,
-                       enable_thinking=record.get("enable_thinking"),
+                       enable_thinking=record.get("enable_thinking"), history=record.get("history"),
                        chat_template_hash=record.get("chat_template_hash"), gguf_sha256=record.get("gguf_sha256"))
         except KeyError as exc:
             raise ValueError(f"{path}: no {exc.args[0]!r}; was it written by train/sft.py?") from None

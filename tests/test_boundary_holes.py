@@ -14,7 +14,7 @@ from hindsight.data import InstanceError, load_benchmark
 from hindsight.recipe import load_recipe
 from hindsight.runner import RunDirError
 from hindsight.runs import RunError, read_episodes
-from tests.helpers import make_instances, random_papers, write_jsonl
+from tests.helpers import SHARED_DATA, make_instances, random_papers, write_jsonl
 
 
 def native_source(tmp_path, instance_changes: dict, corpus_extra=()):
@@ -103,6 +103,33 @@ def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_pat
     evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)  # as trained: accepted
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, **change}))
     with pytest.raises(ValueError, match=message):
+        evaluate(load_recipe(recipe), "other", student=str(tmp_path / "sft"), progress=False)
+
+
+def test_a_qwen3_student_trained_with_the_templates_own_history_is_refused(tiny_model, tmp_path):
+    """Under a template that reads reasoning_content, a student trained before history was rendered
+    as generated saw other contexts than the evaluator now serves."""
+    from transformers import AutoTokenizer
+
+    from hindsight.eval.evaluation import evaluate
+
+    qwen3 = SHARED_DATA.parent / "chat_templates" / "qwen3.jinja"
+    if not qwen3.exists():
+        pytest.skip(f"{qwen3} is absent (it ships in ../shared/chat_templates)")
+    model = tmp_path / "sft" / "model"
+    shutil.copytree(tiny_model, model)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    tokenizer.chat_template = qwen3.read_text()
+    tokenizer.save_pretrained(model)
+    manifest = {"base_model": str(tiny_model), "output": "model", "hyperparameters": {"lora": None},
+                "enable_thinking": False, "chat_template_hash": hashlib.sha256(qwen3.read_bytes()).hexdigest()}
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+                      f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n")
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, "history": "as_generated"}))
+    evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="trained with history rendered by the template alone"):
         evaluate(load_recipe(recipe), "other", student=str(tmp_path / "sft"), progress=False)
 
 

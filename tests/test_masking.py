@@ -81,10 +81,44 @@ def test_every_trained_turn_sees_exactly_the_evaluators_prompt(template):
     assert contexts == served
 
 
-def test_qwen3_rewrites_history_so_turns_become_separate_sequences_while_llama_merges():
-    qwen = encode_conversation(tokenizer_for("qwen3.jinja"), conversation(), TOOLS)
-    llama = encode_conversation(tokenizer_for("llama3.3.jinja"), conversation(), TOOLS)
-    assert len(qwen) == 3 and len(llama) == 1
+def forgetful(tokenizer):
+    """Qwen3's template made to drop every earlier think block, however it was written."""
+    template = tokenizer.chat_template
+    assert "(not loop.last and reasoning_content)" in template
+    tokenizer.chat_template = template.replace("(not loop.last and reasoning_content)", "false")
+    return tokenizer
+
+
+def served_and_trained_contexts(tokenizer, messages):
+    renderer = ChatRenderer(tokenizer, enable_thinking=False)
+    examples = encode_conversation(tokenizer, messages, TOOLS)
+    contexts = [example.input_ids[:start] for example in examples for start in range(len(example.labels))
+                if example.labels[start] != IGNORE and (start == 0 or example.labels[start - 1] == IGNORE)]
+    turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    served = [renderer.prompt_ids(Conversation(Task("t", "b", None), messages[:turn]), TOOLS) for turn in turns]
+    return examples, contexts, served
+
+
+def test_qwen3_turns_extend_each_other_when_history_is_rendered_as_generated():
+    tokenizer = tokenizer_for("qwen3.jinja")
+    examples, contexts, served = served_and_trained_contexts(tokenizer, conversation())
+    assert len(examples) == 1 and contexts == served  # one sequence, and every turn's context is served as is
+    # the control: the template's own rendering of the same history drops the first turn's think block
+    messages = conversation()
+    own = tokenizer.apply_chat_template(messages[:4], tools=TOOLS, add_generation_prompt=True, tokenize=False,
+                                        enable_thinking=False)
+    assert own.count("<think>") == 1 and tokenizer.decode(served[1]).count("<think>") == 2
+
+
+def test_a_template_that_still_rewrites_history_falls_back_to_one_sequence_per_turn():
+    tokenizer = forgetful(tokenizer_for("qwen3.jinja"))
+    examples, contexts, served = served_and_trained_contexts(tokenizer, conversation())
+    assert len(examples) == 3 and contexts == served
+    assert [span for e in examples for span in trained_text(tokenizer, e)] == expected_actions("qwen3.jinja")
+
+
+def test_llama_merges_into_one_sequence():
+    assert len(encode_conversation(tokenizer_for("llama3.3.jinja"), conversation(), TOOLS)) == 1
 
 
 def test_a_template_that_breaks_the_rules_is_refused():

@@ -10,6 +10,7 @@ from hindsight.data import load_benchmark
 from hindsight.jsonl import sha256_file
 from hindsight.models.gguf import model_provenance
 from hindsight.policy import make_policy
+from hindsight.policy.chat import HISTORY_RENDERING
 from hindsight.protocol import SCORER_VERSION
 from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import Recipe
@@ -47,6 +48,11 @@ def check_rendering(manifest: StudentManifest, policy, enable_thinking: bool) ->
     if manifest.chat_template_hash and template and text_hash(template) != manifest.chat_template_hash:
         raise ValueError(f"{manifest.path}: the student was trained with another chat template than the one "
                          f"{policy.name} renders prompts with; train and evaluate with the same template")
+    # only templates that read reasoning_content render history differently as generated
+    if template and "reasoning_content" in template and manifest.history != HISTORY_RENDERING:
+        raise ValueError(f"{manifest.path}: the student was trained with history rendered "
+                         f"{manifest.history or 'by the template alone'}, but {policy.name} renders it "
+                         f"{HISTORY_RENDERING}; retrain it with this version")
 
 
 def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | None]:

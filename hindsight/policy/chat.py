@@ -7,12 +7,38 @@ from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import parse_tool_calls
 
 
+HISTORY_RENDERING = "as_generated"  # recorded with a trained student; see check_rendering
+
+
+def as_generated(messages: list[dict]) -> list[dict]:
+    """The conversation with each assistant turn rendered as the model wrote it.
+
+    Qwen3-style templates open every generated turn with a think block (empty when thinking is
+    off) but drop the empty blocks of earlier turns from the history, so each turn's prompt is
+    not an extension of the last and an episode cannot be one sequence. Giving every assistant
+    message its reasoning explicitly (a blank line where there was none) keeps the block: each
+    prompt extends the previous one, for serving and training alike. Templates that do not read
+    `reasoning_content` render exactly as before."""
+    out = []
+    for message in messages:
+        if message.get("role") == "assistant" and not message.get("reasoning_content"):
+            content = message.get("content") or ""
+            reasoning, cut, rest = content.partition("</think>")
+            message = dict(message)
+            if cut:
+                message["content"] = rest.lstrip("\n")
+            message["reasoning_content"] = reasoning.split("<think>")[-1].strip("\n") if cut else ""
+            message["reasoning_content"] = message["reasoning_content"] or "\n"  # "\n": a truthy empty block
+        out.append(message)
+    return out
+
+
 class ChatRenderer:
     def __init__(self, tokenizer, enable_thinking: bool = False, tool_style: str = "auto"):
         self.tokenizer, self.enable_thinking, self.tool_style = tokenizer, enable_thinking, tool_style
 
     def prompt_text(self, conv: Conversation, tools: list[dict]) -> str:
-        return self.tokenizer.apply_chat_template(conv.messages, tools=tools, add_generation_prompt=True,
+        return self.tokenizer.apply_chat_template(as_generated(conv.messages), tools=tools, add_generation_prompt=True,
                                                   tokenize=False, enable_thinking=self.enable_thinking)
 
     def prompt_ids(self, conv: Conversation, tools: list[dict]) -> list[int]:

@@ -5,8 +5,10 @@ turn when the evaluator serves it: the rendered action up to and including the e
 token. Its context is exactly the evaluator's prompt at that turn: the conversation so far
 rendered with the generation prompt, by the same template and `enable_thinking`.
 
-Templates may rewrite history (Qwen3 drops the empty think block of earlier assistant turns),
-so the full conversation rendered once is not always what the model saw turn by turn. We check:
+Templates may rewrite history (Qwen3 drops the empty think block of earlier assistant turns);
+both sides render history as it was generated (`hindsight.policy.chat.as_generated`), which
+makes Qwen3's turns extend each other, but a template can still rewrite it otherwise, so the
+full conversation rendered once is not always what the model saw turn by turn. We check:
 if every turn's context and action appear token for token inside the single full rendering, the
 row becomes one sequence with several trained spans; otherwise each turn becomes its own
 sequence (prompt, then action). A template that renders an assistant turn not as an extension
@@ -16,6 +18,8 @@ of its own generation prompt is refused, as is a row with no trained token.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from hindsight.policy.chat import as_generated
 
 IGNORE = -100
 
@@ -36,7 +40,8 @@ class Encoded:
 
 def render(tokenizer, messages: list[dict], tools: list[dict] | None, generation_prompt: bool,
            enable_thinking: bool) -> str:
-    return tokenizer.apply_chat_template(messages, tools=tools or None, add_generation_prompt=generation_prompt,
+    """The evaluator's rendering (hindsight.policy.chat): history as the model generated it."""
+    return tokenizer.apply_chat_template(as_generated(messages), tools=tools or None, add_generation_prompt=generation_prompt,
                                          tokenize=False, enable_thinking=enable_thinking)
 
 

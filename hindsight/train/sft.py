@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hindsight.jsonl import sha256_file
 from hindsight.models.gguf import model_provenance, resolve_model
+from hindsight.policy.chat import HISTORY_RENDERING
 from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import recipe_command
 from hindsight.stages import (
@@ -102,6 +103,7 @@ def train(recipe, cfg: TrainConfig) -> dict:
         "output": str(adapter_dir),
         "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
         "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": cfg.enable_thinking,
+        "history": HISTORY_RENDERING,
         "data": {"path": str(source), "sha256": sha256_file(source), **summary},
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
         "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
