@@ -54,7 +54,8 @@ stage_compare() {
   runs="$(get runs_dir)"
   say "compare: the exposure → selection → ranking funnel, paired bootstrap intervals"
   "$PYTHON" eval/compare.py base sft --runs-dir "$runs" --plots "$runs/plots" \
-    --markdown "$runs/comparison.md" --json "$runs/comparison.json"
+    --markdown "$runs/comparison.md" --json "$runs/comparison.json" --html "$runs/viewer"
+  echo "episode viewer: open $(realpath "$runs/viewer/index.html") in a browser (no server needed)"
 }
 
 start=$SECONDS

@@ -1,6 +1,6 @@
 """Compare runs under one protocol: the funnel, the end-to-end table and paired intervals.
 
-    python eval/compare.py base sft [--runs-dir runs] [--json OUT] [--markdown OUT] [--plots DIR]
+    python eval/compare.py base sft [--runs-dir runs] [--json OUT] [--markdown OUT] [--plots DIR] [--html DIR]
 
 The first run is the baseline; every other run is reported as a difference from it, with a
 paired bootstrap 95% interval over targets and a sign-flip p-value. Runs whose protocol hash,
@@ -35,7 +35,7 @@ def load_for_comparison(names: list[str], runs_dir: Path, instances_path: Path |
     return runs, load_instances(path)
 
 
-def write_outputs(report: dict, runs: list[Run], instances, args) -> list[Path]:
+def write_outputs(report: dict, runs: list[Run], instances, args, demonstrated: set[str] | None = None) -> list[Path]:
     written = []
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -45,9 +45,14 @@ def write_outputs(report: dict, runs: list[Run], instances, args) -> list[Path]:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(render(report, markdown=True))
         written.append(args.markdown)
+    plots = []
     if args.plots:
         from hindsight.eval.plots import write_plots
-        written += write_plots(report, args.plots)
+        plots = write_plots(report, args.plots)
+        written += plots
+    if args.html:
+        from hindsight.eval.viewer import write_viewer
+        written.append(write_viewer(report, runs, instances, args.html, plots, demonstrated))
     if args.trec:
         from hindsight.eval.trec import write_trec
         written += write_trec(runs, instances, args.trec)
@@ -66,6 +71,7 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
     parser.add_argument("--markdown", type=Path, help="write the tables as Markdown here")
     parser.add_argument("--plots", type=Path, help="write the three PNG figures into this folder")
     parser.add_argument("--trec", type=Path, help="write TREC qrels and run files into this folder")
+    parser.add_argument("--html", type=Path, help="write the episode viewer into this folder (open its index.html)")
     parser.add_argument("--slice", action="append", default=[],
                         help="also report nDCG@10 by this field: split, flagged, labels, or any instance field "
                              "(dotted, e.g. audit.topic); repeatable")
@@ -90,7 +96,7 @@ def execute(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(render(report))
-    for path in write_outputs(report, runs, instances, args):
+    for path in write_outputs(report, runs, instances, args, demonstrated):
         print(f"wrote {path}")
     return 0
 
