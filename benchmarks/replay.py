@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from benchmarks.common import finish
-from hindsight.data import load_benchmark
 from hindsight.distill.config import DistillConfig
 from hindsight.distill.prompts import private_texts
 from hindsight.distill.replay import Validator, validate_all
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
                            f"  splits: [train]\n")
     recipe = load_recipe(recipe_path)
     generate_candidates(recipe, progress=False)
-    corpus, instances, _ = load_benchmark(recipe.data.source)
+    corpus, instances, _ = recipe.data.load()
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(work / "out" / "candidates" / "episodes.jsonl").values())
     private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}], corpus,

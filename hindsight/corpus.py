@@ -1,14 +1,19 @@
 """A dated paper corpus held in date order, so that "before the cutoff" is a prefix.
 
-`load_corpus` reads JSONL, JSONL.gz or Parquet. A bad record (not JSON, missing id/title/date,
-unparseable date, not an arXiv id, duplicate id) stops the load with the file, line and reason;
-with `skip_bad=True` it is skipped instead and counted in the report, never dropped silently.
+`load_corpus` reads our JSONL (or .jsonl.gz), Parquet, or the arXiv metadata snapshot (one JSON
+object a line with `id`, `title`, `abstract`, `categories`, `versions`, `update_date`, as Kaggle
+distributes it), record by record, so only the papers kept are held. A bad record (not JSON,
+missing id/title/date, unparseable date, not an arXiv id, duplicate id) stops the load with the
+file, line and reason; with `skip_bad=True` it is skipped instead and counted in the report,
+never dropped silently. `categories` keeps the papers with a category starting with one of the
+given prefixes (`("cs.",)`), counted as filtered.
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
+import email.utils
 import hashlib
 import json
 from collections import Counter
@@ -19,7 +24,9 @@ from pathlib import Path
 from hindsight.jsonl import read_jsonl
 from hindsight.schema import Paper, SchemaError, parse_date
 
-__all__ = ["Corpus", "CorpusError", "LoadReport", "load_corpus"]
+__all__ = ["CORPUS_FORMATS", "Corpus", "CorpusError", "LoadReport", "load_corpus", "load_papers"]
+
+CORPUS_FORMATS = ("auto", "jsonl", "parquet", "arxiv-snapshot")
 
 
 class CorpusError(ValueError):
@@ -32,11 +39,13 @@ class LoadReport:
     read: int = 0
     loaded: int = 0
     skipped: int = 0
+    filtered: int = 0                # outside the asked categories
     skipped_by_reason: Counter = field(default_factory=Counter)
     first_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"path": self.path, "read": self.read, "loaded": self.loaded, "skipped": self.skipped,
+                "filtered": self.filtered,
                 "skipped_by_reason": dict(self.skipped_by_reason), "first_errors": list(self.first_errors)}
 
 
@@ -92,12 +101,49 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, dict | None, str | None]
             yield row_no, record, None
 
 
-def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = False) -> Corpus:
-    """Load and validate a corpus. `date_field` names the column holding the first-posted date."""
+def detect_format(path: Path) -> str:
+    """parquet by suffix; otherwise the first record says whether it is the arXiv snapshot."""
+    if path.suffix == ".parquet":
+        return "parquet"
+    for _, record, _ in read_jsonl(path):
+        return "arxiv-snapshot" if isinstance(record, dict) and "versions" in record and "update_date" in record else "jsonl"
+    return "jsonl"
+
+
+def snapshot_record(record: dict) -> dict:
+    """An arXiv snapshot record as our fields: the first version's day is the posting date (the
+    snapshot's `update_date` is the last change, used only when no version has a date)."""
+    if not isinstance(record, dict):
+        raise SchemaError("expected a JSON object")
+    date = None
+    versions = record.get("versions")
+    if isinstance(versions, list) and versions and isinstance(versions[0], dict):
+        try:
+            date = email.utils.parsedate_to_datetime(versions[0].get("created") or "").date().isoformat()
+        except (TypeError, ValueError):
+            date = None
+    if date is None:
+        date = record.get("update_date")
+        if not isinstance(date, str):
+            raise SchemaError("field 'versions': no first version with a 'created' date, and no 'update_date'")
+    categories = record.get("categories") or ""
+    if not isinstance(categories, str):
+        raise SchemaError(f"field 'categories': expected a space-separated string, got {categories!r}")
+    return {"id": record.get("id"), "title": " ".join(str(record.get("title") or "").split()),
+            "abstract": " ".join(str(record.get("abstract") or "").split()), "date": date,
+            "categories": categories.split()}
+
+
+def load_papers(path: str | Path, *, date_field: str = "date", skip_bad: bool = False, format: str = "auto",
+                categories: tuple[str, ...] = ()) -> tuple[list[Paper], LoadReport]:
+    """The papers of one file, validated, in file order, and what was read, skipped and filtered."""
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such corpus file")
-    is_parquet = path.suffix == ".parquet"
+    if format not in CORPUS_FORMATS:
+        raise CorpusError(f"{path}: unknown corpus format {format!r}; known: {', '.join(CORPUS_FORMATS)}")
+    format = detect_format(path) if format == "auto" else format
+    is_parquet = format == "parquet"
     records = _parquet_records(path) if is_parquet else read_jsonl(path)
     unit = "row" if is_parquet else "line"
     report = LoadReport(path=str(path))
@@ -110,9 +156,14 @@ def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = 
         paper = None
         if reason is None:
             try:
+                if format == "arxiv-snapshot":
+                    record = snapshot_record(record)
                 paper = Paper.from_dict(record, where="", date_field=date_field)
             except SchemaError as exc:
                 reason = str(exc)
+        if paper is not None and categories and not any(c.startswith(p) for c in paper.categories for p in categories):
+            report.filtered += 1  # before the duplicate check, so a filtered paper costs no memory
+            continue
         if paper is not None and paper.id in first_line:
             reason = f"duplicate id {paper.id} (first at {unit} {first_line[paper.id]})"
         if reason is not None:
@@ -125,7 +176,15 @@ def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = 
             continue
         first_line[paper.id] = line_no
         papers.append(paper)
-    if not papers:
-        raise CorpusError(f"{path}: no papers loaded ({report.read} records read, {report.skipped} skipped)")
     report.loaded = len(papers)
+    return papers, report
+
+
+def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = False, format: str = "auto",
+                categories: tuple[str, ...] = ()) -> Corpus:
+    """Load and validate a corpus. `date_field` names the column holding the first-posted date."""
+    papers, report = load_papers(path, date_field=date_field, skip_bad=skip_bad, format=format, categories=categories)
+    if not papers:
+        raise CorpusError(f"{path}: no papers loaded ({report.read} records read, {report.skipped} skipped, "
+                          f"{report.filtered} outside the categories)")
     return Corpus(papers, report)

@@ -29,6 +29,20 @@ class DataConfig:
     source: str = "world"            # a native folder, a DeepScholar-Bench folder, or world[:SEED]
     split: str = "eval"              # the split eval/run.py evaluates
     max_targets: int | None = None   # eval/run.py: only the first N targets of that split (a smaller experiment)
+    corpus: str | None = None        # a paper snapshot merged into the benchmark's corpus (an open corpus)
+    corpus_format: str = "auto"      # auto, jsonl, parquet or arxiv-snapshot (the arXiv metadata snapshot)
+    corpus_date_field: str = "date"  # jsonl, parquet: the field holding the first-posted date
+    corpus_categories: tuple[str, ...] = ()  # keep only snapshot papers with a category starting so, e.g. [cs.]
+
+    def load(self):
+        """(corpus, instances, report) for every stage of a recipe: one place, so they cannot drift apart."""
+        from hindsight.data import load_benchmark
+        from hindsight.data.open_corpus import ExternalCorpus
+
+        external = None
+        if self.corpus:
+            external = ExternalCorpus(self.corpus, self.corpus_format, self.corpus_date_field, self.corpus_categories)
+        return load_benchmark(self.source, corpus=external)
 
 
 @dataclass(frozen=True)

@@ -4,28 +4,29 @@ from __future__ import annotations
 
 import sys
 
-from hindsight.data.loader import materialise
-from hindsight.data.native import load_native
+from hindsight.data.loader import load_benchmark, materialise
+from hindsight.data.open_corpus import add_corpus_arguments, external_from_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m hindsight.data SOURCE: make the benchmark (world, DeepScholar) if needed
-    and say where it is and what it holds."""
+    """python -m hindsight.data SOURCE [--corpus SNAPSHOT]: make the benchmark (world, DeepScholar;
+    merged with a paper snapshot) if needed and say where it is and what it holds."""
     import argparse
     from collections import Counter
 
     parser = argparse.ArgumentParser(prog="python -m hindsight.data", description=main.__doc__)
     parser.add_argument("source", help="world, world:SEED, a native folder or a DeepScholar-Bench folder")
+    add_corpus_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        folder = materialise(args.source)
-        corpus, instances, _ = load_native(folder)
+        corpus, instances, report = load_benchmark(args.source, corpus=external_from_args(args))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     splits = Counter(inst.split for inst in instances)
-    print(f"{args.source}: {folder}\n  {len(corpus)} papers, {len(instances)} targets ("
+    print(f"{args.source}: {materialise(args.source)}\n  {len(corpus):,} papers, {len(instances)} targets ("
           + ", ".join(f"{name} {count}" for name, count in sorted(splits.items())) + ")")
+    print(report.summary())
     return 0
 
 

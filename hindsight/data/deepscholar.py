@@ -15,7 +15,9 @@ Rules (all deterministic, no model):
   target's own name and acronyms replaced, closed by a question in our words;
   `audit.title_overlap` is the share of the target title's content words left in the brief,
   and `audit.flagged` is set when it exceeds 0.5;
-- corpus = every cited arXiv paper with its title and abstract, plus the targets, one per base id.
+- corpus = every cited arXiv paper with its title and abstract, plus the targets, one per base id:
+  a closed corpus, which the report warns about; `--corpus SNAPSHOT` merges a paper snapshot
+  into it (hindsight.data.open_corpus).
 Targets split by date: earliest 70% train, next 10% dev, latest 20% eval.
 """
 
@@ -28,9 +30,12 @@ import json
 import re
 import sys
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 from hindsight.data.native import months_before, prepare_instances, split_by_date
+from hindsight.data.open_corpus import (ExternalCorpus, MergeReport, add_corpus_arguments, external_from_args,
+                                        merge_papers)
 from hindsight.ids import normalize_arxiv_id
 from hindsight.schema import Instance, Label, Paper, SchemaError, Target, parse_date
 
@@ -229,14 +234,25 @@ def summary(papers, instances, report, dropped: Counter) -> str:
     return "\n".join(lines)
 
 
-def convert_to(src: Path, out: Path, briefs: dict | None = None) -> str:
-    """Convert `src` into the native files under `out`; returns the printed summary."""
+def convert_to(src: Path, out: Path, briefs: dict | None = None, external: ExternalCorpus | None = None) -> str:
+    """Convert `src` into the native files under `out`; returns the printed summary. `external`
+    (--corpus) is merged into the corpus, its records winning over the CSVs' cited papers."""
     from hindsight.corpus import Corpus
 
     papers, instances, info = convert(src, briefs)
-    kept, report = prepare_instances(instances, Corpus(papers))
+    merged = None
+    if external is not None:
+        snapshot, load_report = external.load()
+        own = len(papers)
+        papers, replaced = merge_papers(papers, snapshot)
+        merged = MergeReport(own=own, external=len(snapshot), replaced=replaced, merged=len(papers),
+                             load=load_report.to_dict())
+    corpus = Corpus(papers)
+    kept, report = prepare_instances(instances, corpus)
     kept = split_by_date(kept)
     report.kept_by_split = Counter(inst.split for inst in kept)
+    report.measure_openness(kept, corpus)
+    report.open_corpus = asdict(merged) if merged else None
     write_native(out, papers, kept)
     text = summary(papers, kept, report, info["dropped"])
     if briefs:
@@ -252,11 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--briefs", metavar="model=MODEL[,api_base=URL,concurrency=N]",
                         help="have a model (any litellm model) write the briefs; replies are cached")
+    add_corpus_arguments(parser)
     args = parser.parse_args(argv)
     try:
         from hindsight.data.briefs import parse_options
 
-        print(convert_to(args.src, args.out, parse_options(args.briefs) if args.briefs else None))
+        print(convert_to(args.src, args.out, parse_options(args.briefs) if args.briefs else None,
+                         external_from_args(args)))
     except (ConversionError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@
     load_benchmark("data/my-benchmark")      # native: instances.jsonl + corpus.jsonl
     load_benchmark("world")                  # the synthetic world, seed 0 ("world:7" for seed 7)
     load_benchmark("../shared/data/deepscholar-bench")   # DeepScholar-Bench CSVs, converted once
+    load_benchmark(folder, corpus=ExternalCorpus("arxiv-metadata-oai-snapshot.json"))  # an open corpus
 
 Generated and converted data are cached (by seed, or by the CSVs' hashes) under
 $HINDSIGHT_CACHE, so every stage reads the same files.
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from hindsight.corpus import Corpus
 from hindsight.data.native import DataReport, load_native
+from hindsight.data.open_corpus import ExternalCorpus, with_open_corpus
 from hindsight.schema import Instance
 from hindsight.search.base import default_cache_dir
 
@@ -48,6 +50,10 @@ def materialise(source: str | Path, cache_dir: str | Path | None = None) -> Path
     return path
 
 
-def load_benchmark(source: str | Path, cache_dir: str | Path | None = None,
-                   skip_bad: bool = False) -> tuple[Corpus, list[Instance], DataReport]:
-    return load_native(materialise(source, cache_dir), skip_bad=skip_bad)
+def load_benchmark(source: str | Path, cache_dir: str | Path | None = None, skip_bad: bool = False,
+                   corpus: ExternalCorpus | None = None) -> tuple[Corpus, list[Instance], DataReport]:
+    """`corpus`: a paper snapshot merged with the benchmark's own papers (hindsight.data.open_corpus)."""
+    folder = materialise(source, cache_dir)
+    if corpus is not None:
+        folder = with_open_corpus(folder, corpus, cache_dir or default_cache_dir(), skip_bad=skip_bad)
+    return load_native(folder, skip_bad=skip_bad)

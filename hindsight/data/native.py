@@ -9,18 +9,22 @@ target in two splits is refused: the splits must be target-disjoint.
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import dataclasses
 import datetime as dt
-from collections import Counter
+import statistics
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindsight.corpus import Corpus, load_corpus
 from hindsight.data.instances import InstanceError, load_instances
+from hindsight.data.open_corpus import MergeReport, merge_report
 from hindsight.schema import MAX_LABELS, Instance
 
 MIN_LABELS = 2
+CLOSED_BELOW = 100  # distractors per antecedent under which a corpus counts as closed
 
 
 @dataclass
@@ -32,6 +36,17 @@ class DataReport:
     labels_equal_to_target: int = 0
     labels_over_cap: int = 0
     labels_outside_corpus: list[tuple[str, str]] = field(default_factory=list)
+    open_corpus: dict | None = None  # what merging a snapshot did (hindsight.data.open_corpus)
+    openness: dict[str, dict] = field(default_factory=dict)  # split -> searchable papers, distractors per antecedent
+    warnings: list[str] = field(default_factory=list)
+
+    def measure_openness(self, instances: list[Instance], corpus: Corpus) -> None:
+        self.openness = corpus_openness(instances, corpus)
+        self.warnings = [f"split {split}: a closed corpus, {row['distractors_per_label']:g} other papers before the "
+                         f"cutoff for each antecedent (median; under {CLOSED_BELOW}) and {row['labelled_share']:.0%} of "
+                         "the searchable papers some target's antecedent: search is far easier than on an open "
+                         "corpus"
+                         for split, row in self.openness.items() if row["distractors_per_label"] < CLOSED_BELOW]
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -47,7 +62,18 @@ class DataReport:
                  f"{self.labels_equal_to_target} equal to the target, {self.labels_over_cap} over the cap of {MAX_LABELS}",
                  f"labels missing from the corpus (kept, unfindable): {len(self.labels_outside_corpus)}"]
         reasons = Counter(self.excluded.values())
+        if self.open_corpus:
+            lines.append(MergeReport(**self.open_corpus).summary())
         lines += [f"  excluded: {n} × {reason}" for reason, n in reasons.most_common()]
+        for split, row in self.openness.items():
+            lines.append(f"split {split}: {row['targets']} targets; {row['searchable_at_median_cutoff']:,} papers "
+                         f"searchable before the median cutoff {row['median_cutoff']}; {row['labels_per_target']:g} "
+                         f"antecedents a target; {row['distractors_per_label']:,g} distractors per antecedent; "
+                         f"{row['labelled_share']:.1%} of the searchable papers are some target's antecedent")
+        lines += [f"warning: {warning}" for warning in self.warnings]
+        if self.warnings:
+            lines.append("  the merged snapshot holds few papers dated before these cutoffs" if self.open_corpus else
+                         "  merge a paper snapshot to open it: data.corpus in a recipe, --corpus on the command line")
         return "\n".join(lines)
 
 
@@ -86,7 +112,32 @@ def prepare_instances(instances: list[Instance], corpus: Corpus | None) -> tuple
             continue
         kept.append(dataclasses.replace(instance, labels=tuple(labels)))
         report.kept_by_split[instance.split] += 1
+    if corpus is not None:
+        report.measure_openness(kept, corpus)
     return kept, report
+
+
+def corpus_openness(instances: list[Instance], corpus: Corpus) -> dict[str, dict]:
+    """Per split: papers searchable before the median cutoff and the share of them that are any
+    target's antecedent, and the median over targets of the papers before the target's cutoff
+    that are not its antecedents, per antecedent."""
+    by_split: dict[str, list[Instance]] = defaultdict(list)
+    for instance in instances:
+        by_split[instance.split].append(instance)
+    labelled = sorted(paper.date for paper in map(corpus.get, {label.id for inst in instances for label in inst.labels})
+                      if paper is not None)
+    openness = {}
+    for split, group in sorted(by_split.items()):
+        median_cutoff = sorted(instance.cutoff for instance in group)[len(group) // 2]
+        searchable = corpus.prefix_len(median_cutoff)
+        distractors = [(corpus.prefix_len(inst.cutoff) - sum(corpus.get(label.id) is not None for label in inst.labels))
+                       / len(inst.labels) for inst in group]
+        openness[split] = {"targets": len(group), "median_cutoff": median_cutoff.isoformat(),
+                           "searchable_at_median_cutoff": searchable,
+                           "labelled_share": bisect.bisect_left(labelled, median_cutoff) / max(1, searchable),
+                           "labels_per_target": statistics.median(len(inst.labels) for inst in group),
+                           "distractors_per_label": round(statistics.median(distractors), 1)}
+    return openness
 
 
 def load_native(directory: str | Path, *, skip_bad: bool = False) -> tuple[Corpus, list[Instance], DataReport]:
@@ -96,6 +147,8 @@ def load_native(directory: str | Path, *, skip_bad: bool = False) -> tuple[Corpu
         instances, report = prepare_instances(load_instances(directory / "instances.jsonl"), corpus)
     except InstanceError as exc:
         raise InstanceError(_with_line(directory / "instances.jsonl", str(exc))) from None
+    merged = merge_report(directory)
+    report.open_corpus = dataclasses.asdict(merged) if merged else None
     return corpus, instances, report
 
 

@@ -97,12 +97,11 @@ def audit_file(sft_path: Path, instances: list[Instance], private: dict[str, Pri
 
 
 def audit_recipe(recipe, sft_path: Path | None = None) -> tuple[Path, AuditReport]:
-    from hindsight.data import load_benchmark
     from hindsight.distill.config import DistillConfig
     from hindsight.distill.prompts import private_texts
 
     cfg = DistillConfig.from_recipe(recipe)
-    corpus, instances, _ = load_benchmark(recipe.data.source)
+    corpus, instances, _ = recipe.data.load()
     path = sft_path or cfg.output.sft_set
     return path, audit_file(path, instances, private_texts(instances, corpus, cfg), cfg.ngram, cfg.title_share)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hindsight.data import load_benchmark
 from hindsight.distill.config import DistillConfig
 from hindsight.policy.scripted import BM25OneShot
 from hindsight.protocol import tool_schemas
@@ -25,7 +24,7 @@ from hindsight.stages import SFTRow
 
 def naive_demonstrations(recipe, progress: bool = True) -> Path:
     cfg = DistillConfig.from_recipe(recipe)
-    corpus, instances, _ = load_benchmark(recipe.data.source)
+    corpus, instances, _ = recipe.data.load()
     tasks = tasks_of(inst for inst in instances if inst.split == "train")
     out = Path(cfg.out_dir)
     policy = BM25OneShot(max_query_words=recipe.protocol.max_query_words, k=recipe.protocol.k,

@@ -191,12 +191,11 @@ def flag_summary(replays: list[Replay]) -> dict:
 
 
 def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
-    from hindsight.data import load_benchmark
     from hindsight.distill.prompts import private_texts
     from hindsight.runs import read_episodes
 
     cfg = DistillConfig.from_recipe(recipe)
-    corpus, instances, _ = load_benchmark(recipe.data.source)
+    corpus, instances, _ = recipe.data.load()
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(cfg.output.candidates / "episodes.jsonl").values())
     private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}

@@ -22,7 +22,6 @@ from collections import Counter
 from pathlib import Path
 
 from hindsight.corpus import Corpus
-from hindsight.data import load_benchmark
 from hindsight.distill.config import DistillConfig
 from hindsight.distill.guard import LeakGuard
 from hindsight.distill.prompts import (
@@ -74,7 +73,7 @@ def shard_dir(cfg: DistillConfig, index: int, count: int) -> Path:
 
 def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int, int] | None = None) -> Path:
     cfg = DistillConfig.from_recipe(recipe)
-    corpus, instances, _ = load_benchmark(recipe.data.source)
+    corpus, instances, _ = recipe.data.load()
     chosen = {}
     for split in cfg.splits:
         in_split = [inst for inst in instances if inst.split == split]

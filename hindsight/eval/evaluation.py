@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from hindsight.data import load_benchmark
 from hindsight.jsonl import sha256_file
 from hindsight.models.gguf import model_provenance
 from hindsight.policy import make_policy
@@ -80,7 +79,7 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     if student:
         model, adapter = trained_student(student, recipe.policy.model)
         recipe = replace(recipe, policy=replace(recipe.policy, model=model))
-    corpus, instances, report = load_benchmark(recipe.data.source)
+    corpus, instances, report = recipe.data.load()
     chosen = select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets)
     run_dir = Path(recipe.runs_dir) / name
     run_dir.mkdir(parents=True, exist_ok=True)
