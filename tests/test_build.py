@@ -115,6 +115,7 @@ def write_config(folder: Path, judges: list[dict], url: str, **settings) -> Path
              "judges: " + json.dumps(judges),
              "generator: " + json.dumps({"model": "openai/writer", "api_base": url, "api_key": "none"}),
              "auditor: " + json.dumps({"model": "openai/auditor", "api_base": url, "api_key": "none"})]
+    lines = [line for line in lines if line.split(":")[0] not in settings]
     lines += [f"{key}: {json.dumps(value)}" for key, value in settings.items()]
     (folder / "build.yaml").write_text("\n".join(lines) + "\n")
     return folder / "build.yaml"
@@ -192,6 +193,26 @@ def test_a_second_build_into_the_same_folder_asks_nothing_again_and_refuses_othe
         build(other, tmp_path / "release", progress=False)
 
 
+def kill_after_two_targets(command: list[str], done: Path) -> list[str]:
+    """Start the build, SIGKILL it once two targets are recorded; the targets it had finished."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (done.exists() and done.read_text().count("\n") >= 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    finished = [json.loads(line)["target"] for line in done.read_text().splitlines()]
+    assert 2 <= len(finished) < len(TITLES)
+    return finished
+
+
+def resume(command: list[str], finished_before: list[str]) -> None:
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(finished_before)} done before" in resumed.stderr
+
+
 def test_a_killed_build_resumes_without_asking_for_what_it_had(tmp_path):
     scripted = ScriptedServer(delay_s=0.4)
     try:
@@ -199,21 +220,9 @@ def test_a_killed_build_resumes_without_asking_for_what_it_had(tmp_path):
         judges = [{"model": "openai/judge-a", "api_base": scripted.url, "api_key": "none"}]
         config_path = write_config(tmp_path, judges, scripted.url, chunk_targets=2, concurrency=2)
         command = [sys.executable, "-m", "hindsight.build", "run", str(config_path), "--out", str(tmp_path / "release")]
-        done = tmp_path / "release" / "work" / "done.jsonl"
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        deadline = time.monotonic() + 120
-        while not (done.exists() and done.read_text().count("\n") >= 2) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        finished_before = [json.loads(line)["target"] for line in done.read_text().splitlines()]
-        assert 2 <= len(finished_before) < len(TITLES)
+        finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
         asked_before = list(scripted.requests)
-
-        resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert resumed.returncode == 0, resumed.stderr
-        assert f"{len(finished_before)} done before" in resumed.stderr
+        resume(command, finished_before)
         asked_after = scripted.requests[len(asked_before):]
         targets = {json.loads(line)["id"]: json.loads(line)["title"] for line in (tmp_path / "targets.jsonl").open()}
         assert not any(targets[t] in user for t in finished_before for _, _, user in asked_after)
@@ -252,6 +261,25 @@ def test_a_build_against_transformers_serve_counts_what_a_random_model_cannot_an
         assert verify_release(tmp_path / "release") == []
         again = json.loads(build(config, tmp_path / "release", progress=False).read_text())
         assert again["calls_this_run"] == {} and again["tokens_all_targets"] == manifest["tokens_all_targets"]
+    finally:
+        silent.close()
+
+
+def test_a_build_killed_while_transformers_serve_answers_resumes_from_its_finished_targets(tmp_path, tiny_model,
+                                                                                             tiny_server):
+    silent = SilentServer()  # a judge that times out after a second paces the build, so the kill lands mid-way
+    try:
+        write_inputs(tmp_path)
+        model = {"model": f"openai/{tiny_model}", "api_base": tiny_server, "api_key": "none", "max_tokens": 24}
+        judges = [model, {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0,
+                          "max_retries": 0}]
+        config_path = write_config(tmp_path, judges, tiny_server, chunk_targets=1, generator=model, auditor=model)
+        command = [sys.executable, "-m", "hindsight.build", "run", str(config_path), "--out", str(tmp_path / "release")]
+        finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
+        resume(command, finished_before)
+        graded = [json.loads(line) for line in (tmp_path / "release" / "graded.jsonl").read_text().splitlines()]
+        assert len(graded) == len(TITLES) and all(r["judge_problems"]["openai/never"] for r in graded)
+        assert verify_release(tmp_path / "release") == []
     finally:
         silent.close()
 
