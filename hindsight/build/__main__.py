@@ -67,8 +67,9 @@ def run_build(args) -> int:
     print("\n".join(line for line in report.summary().splitlines() if line.startswith(("split", "warning", "  merge"))))
     if args.price_as:
         cost = estimate_cost(manifest, args.price_as)
-        print(f"at {cost['model']}'s price: ${cost['total_usd']:.4f} in all, ${cost['per_instance_usd']:.4f} an instance "
-              f"({cost['prompt_tokens']:,} prompt + {cost['completion_tokens']:,} completion tokens)")
+        each = f"${cost['per_instance_usd']:.4f} an instance" if cost["per_instance_usd"] is not None else "no instance"
+        print(f"at {cost['model']}'s price: ${cost['total_usd']:.4f} in all, ${cost['per_target_usd']:.4f} a target, "
+              f"{each} ({cost['prompt_tokens']:,} prompt + {cost['completion_tokens']:,} completion tokens)")
     print(f"wrote {path.parent}/instances.jsonl, corpus.jsonl, graded.jsonl and manifest.json")
     return 0
 

@@ -337,4 +337,5 @@ def estimate_cost(manifest: dict, model: str) -> dict:
     if total == 0 and tokens["prompt"] + tokens["completion"] > 0:
         raise ValueError(f"no price for {model!r} in litellm's price table; name a model it lists (litellm.model_cost)")
     return {"model": model, "prompt_tokens": tokens["prompt"], "completion_tokens": tokens["completion"],
-            "total_usd": total, "per_target_usd": total / max(1, targets), "per_instance_usd": total / max(1, instances)}
+            "total_usd": total, "per_target_usd": total / max(1, targets),
+            "per_instance_usd": total / instances if instances else None}

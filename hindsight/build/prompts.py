@@ -30,8 +30,9 @@ Prefer specific predecessors to famous generic ones: a standard architecture or 
 paper in the field cites is easy to find with any search, so grade it T1 or T0 unless the target \
 truly builds on it. Where a citation context is given, judge by how the target uses the reference.
 
-Answer with a JSON array only, one object per reference in the order given:
-{"index": <int>, "tier": "T0|T1|T2|T3", "role": "conceptual|infrastructural", "rationale": "<one sentence>"}"""
+Answer with a JSON array only, one object per reference in the order given, for example
+[{"index": 0, "tier": "T2", "role": "conceptual", "rationale": "The method adapts its loss."}]
+where tier is one of T0, T1, T2 and T3, role is conceptual or infrastructural, and the rationale is one short sentence."""
 
 DETAILED_SYSTEM = """\
 You write the research brief of a literature-search task from a paper's title and abstract. The \
@@ -46,9 +47,9 @@ TERSE_SYSTEM = DETAILED_SYSTEM.replace("150 to 220 words", "80 to 120 words")
 AUDIT_SYSTEM = """\
 You are shown a research brief that was written from one published paper with the paper's identity \
 removed. Say which paper you think it was written from, if you can tell, with no tools and no \
-search. Answer with a JSON object only:
-{"guess": "<the paper's title, or an empty string if you cannot tell>", "confidence": <0 to 1>, \
-"rationale": "<one sentence>"}"""
+search. Answer with a JSON object only, for example
+{"guess": "Learning Sparse Graph Filters", "confidence": 0.3, "rationale": "The brief describes filters on graphs."}
+where guess is the paper's title (an empty string if you cannot tell) and confidence is between 0 and 1."""
 
 
 def _clip(text: str, limit: int) -> str:
