@@ -34,6 +34,8 @@ def test_votes_are_read_from_fenced_json_and_unreadable_items_are_counted():
     assert problems == ["item 1: tier 'T9' or role 'conceptual' unknown", "item 2: no usable index",
                         "2 reference(s) without a vote"]
     assert parse_votes("judge", "They all matter.", 3) == ({}, ["no JSON array in the reply"])
+    one_a_line = '[{"index": 0, "tier": "T1", "role": "conceptual"}]\n{"index": 1, "tier": "T2", "role": "conceptual"}\nDone.'
+    assert {i: v.tier for i, v in parse_votes("judge", one_a_line, 2)[0].items()} == {0: "T1", 1: "T2"}
     assert parse_votes("judge", "[{'index': 0}]", 1)[1][0].startswith("not valid JSON")
 
 

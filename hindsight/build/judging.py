@@ -42,14 +42,33 @@ def _json_block(text: str, opening: str, closing: str):
         raise ValueError(f"not valid JSON ({exc.msg})") from None
 
 
+def _json_items(text: str) -> list:
+    """The items of one JSON array, or of several arrays or objects written one after another (a
+    form small models often choose: one object a line). Raises ValueError when there are none."""
+    body = _FENCE.sub("", text.strip())
+    starts = [i for i in (body.find("["), body.find("{")) if i >= 0]
+    if not starts:
+        raise ValueError("no JSON array in the reply")
+    decoder, position, items = json.JSONDecoder(), min(starts), []
+    while position < len(body):
+        try:
+            value, position = decoder.raw_decode(body, position)
+        except json.JSONDecodeError as exc:
+            if not items:
+                raise ValueError(f"not valid JSON ({exc.msg})") from None
+            break  # prose after the votes
+        items.extend(value if isinstance(value, list) else [value])
+        while position < len(body) and body[position] in " \t\r\n,":
+            position += 1
+    return items
+
+
 def parse_votes(judge: str, text: str, count: int) -> tuple[dict[int, Vote], list[str]]:
     """The votes a judge's reply gives references 0..count-1, and what was wrong with the rest."""
     try:
-        items = _json_block(text, "[", "]")
+        items = _json_items(text)
     except ValueError as exc:
         return {}, [str(exc)]
-    if not isinstance(items, list):
-        return {}, ["the reply is not a JSON array"]
     votes, problems = {}, []
     for position, item in enumerate(items):
         index = item.get("index", position) if isinstance(item, dict) else None
