@@ -35,6 +35,8 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class BuildConfig:
+    """Relative file and folder names are read from the settings file's folder."""
+
     targets: str
     bibliographies: str
     corpus: str
@@ -101,7 +103,7 @@ def load_build_config(path: str | Path, overrides: dict | None = None) -> BuildC
     placeholder = ModelSpec(model="")
     config = from_mapping(BuildConfig, {**raw, "judges": (placeholder,), "generator": placeholder,
                                         "auditor": placeholder}, str(path))
-    for key in ("targets", "bibliographies", "corpus", "cited_papers"):
+    for key in ("targets", "bibliographies", "corpus", "cited_papers", "cache_dir"):
         if getattr(config, key) is not None:
             value = Path(getattr(config, key))
             models[key] = str(value if value.is_absolute() else path.parent / value)
