@@ -53,7 +53,7 @@ stage_compare() {
   local runs
   runs="$(get runs_dir)"
   say "compare: the exposure → selection → ranking funnel, paired bootstrap intervals"
-  "$PYTHON" eval/compare.py base sft --runs-dir "$runs" --plots "$runs/plots" \
+  "$PYTHON" eval/compare.py base sft --runs-dir "$runs" --plots "$runs/plots" --training-set "$(get distill.out_dir)/sft.jsonl" \
     --markdown "$runs/comparison.md" --json "$runs/comparison.json" --html "$runs/viewer"
   echo "episode viewer: open $(realpath "$runs/viewer/index.html") in a browser (no server needed)"
 }
