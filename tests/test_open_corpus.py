@@ -167,3 +167,17 @@ def test_the_deepscholar_conversion_warns_of_its_closed_corpus_until_a_snapshot_
     assert float(eval_line.split(" distractors per antecedent")[0].rsplit("; ", 1)[1].replace(",", "")) > CLOSED_BELOW
     written = sum(1 for _ in open(tmp_path / "open" / "corpus.jsonl"))
     assert written == sum(1 for _ in open(tmp_path / "closed" / "corpus.jsonl")) + 20_000
+
+
+def test_the_report_says_how_many_eval_antecedents_training_targets_share():
+    from hindsight.corpus import Corpus
+    from hindsight.data.native import prepare_instances
+    from hindsight.schema import Instance
+
+    records = make_instances(4, labels_per=2)
+    records[0]["split"] = records[1]["split"] = "train"
+    records[2]["labels"][0]["id"] = records[0]["labels"][0]["id"]  # one of eval target 2's two antecedents
+    papers = [Paper(label["id"], "a title", dt.date(2023, 1, 1)) for r in records for label in r["labels"]]
+    _, report = prepare_instances([Instance.from_dict(r) for r in records], Corpus({p.id: p for p in papers}.values()))
+    assert report.openness["eval"]["labels_shared_with_train"] == pytest.approx(1 / 4)
+    assert "25% of its antecedents are also train targets'" in report.summary()

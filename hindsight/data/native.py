@@ -69,7 +69,9 @@ class DataReport:
             lines.append(f"split {split}: {row['targets']} targets; {row['searchable_at_median_cutoff']:,} papers "
                          f"searchable before the median cutoff {row['median_cutoff']}; {row['labels_per_target']:g} "
                          f"antecedents a target; {row['distractors_per_label']:,g} distractors per antecedent; "
-                         f"{row['labelled_share']:.1%} of the searchable papers are some target's antecedent")
+                         f"{row['labelled_share']:.1%} of the searchable papers are some target's antecedent"
+                         + (f"; {row['labels_shared_with_train']:.0%} of its antecedents are also train targets'"
+                            if split != "train" and "train" in self.openness else ""))
         lines += [f"warning: {warning}" for warning in self.warnings]
         if self.warnings:
             lines.append("  the merged snapshot holds few papers dated before these cutoffs" if self.open_corpus else
@@ -126,6 +128,7 @@ def corpus_openness(instances: list[Instance], corpus: Corpus) -> dict[str, dict
         by_split[instance.split].append(instance)
     labelled = sorted(paper.date for paper in map(corpus.get, {label.id for inst in instances for label in inst.labels})
                       if paper is not None)
+    trained = {label.id for inst in by_split.get("train", []) for label in inst.labels}
     openness = {}
     for split, group in sorted(by_split.items()):
         median_cutoff = sorted(instance.cutoff for instance in group)[len(group) // 2]
@@ -136,7 +139,10 @@ def corpus_openness(instances: list[Instance], corpus: Corpus) -> dict[str, dict
                            "searchable_at_median_cutoff": searchable,
                            "labelled_share": bisect.bisect_left(labelled, median_cutoff) / max(1, searchable),
                            "labels_per_target": statistics.median(len(inst.labels) for inst in group),
-                           "distractors_per_label": round(statistics.median(distractors), 1)}
+                           "distractors_per_label": round(statistics.median(distractors), 1),
+                           # what a student could score by recalling its training targets' antecedents
+                           "labels_shared_with_train": (sum(label.id in trained for inst in group for label in inst.labels)
+                                                        / sum(len(inst.labels) for inst in group))}
     return openness
 
 
