@@ -27,10 +27,18 @@ def as_generated(messages: list[dict]) -> list[dict]:
             message = dict(message)
             if cut:
                 message["content"] = rest.lstrip("\n")
-            message["reasoning_content"] = reasoning.split("<think>")[-1].strip("\n") if cut else ""
-            message["reasoning_content"] = message["reasoning_content"] or "\n"  # "\n": a truthy empty block
+            # "\n": a truthy empty block, which the template keeps
+            message["reasoning_content"] = (reasoning.split("<think>")[-1].strip("\n") if cut else "") or "\n"
         out.append(message)
     return out
+
+
+def render_chat(tokenizer, messages: list[dict], tools: list[dict] | None, generation_prompt: bool,
+                enable_thinking: bool) -> str:
+    """The one rendering of a conversation, for the prompts served and the contexts trained on."""
+    return tokenizer.apply_chat_template(as_generated(messages), tools=tools or None,
+                                         add_generation_prompt=generation_prompt, tokenize=False,
+                                         enable_thinking=enable_thinking)
 
 
 class ChatRenderer:
@@ -38,8 +46,7 @@ class ChatRenderer:
         self.tokenizer, self.enable_thinking, self.tool_style = tokenizer, enable_thinking, tool_style
 
     def prompt_text(self, conv: Conversation, tools: list[dict]) -> str:
-        return self.tokenizer.apply_chat_template(as_generated(conv.messages), tools=tools, add_generation_prompt=True,
-                                                  tokenize=False, enable_thinking=self.enable_thinking)
+        return render_chat(self.tokenizer, conv.messages, tools, True, self.enable_thinking)
 
     def prompt_ids(self, conv: Conversation, tools: list[dict]) -> list[int]:
         return self.tokenizer(self.prompt_text(conv, tools), add_special_tokens=False)["input_ids"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hindsight.policy.chat import as_generated
+from hindsight.policy.chat import render_chat
 
 IGNORE = -100
 
@@ -38,13 +38,6 @@ class Encoded:
         return sum(label != IGNORE for label in self.labels)
 
 
-def render(tokenizer, messages: list[dict], tools: list[dict] | None, generation_prompt: bool,
-           enable_thinking: bool) -> str:
-    """The evaluator's rendering (hindsight.policy.chat): history as the model generated it."""
-    return tokenizer.apply_chat_template(as_generated(messages), tools=tools or None, add_generation_prompt=generation_prompt,
-                                         tokenize=False, enable_thinking=enable_thinking)
-
-
 def ids(tokenizer, text: str) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
@@ -52,8 +45,8 @@ def ids(tokenizer, text: str) -> list[int]:
 def turn_pieces(tokenizer, messages, tools, turn: int, enable_thinking: bool, end_of_turn: str,
                 where: str) -> tuple[str, str]:
     """(serve-time prompt text, action text ending with the end-of-turn token) for one turn."""
-    prompt = render(tokenizer, messages[:turn], tools, True, enable_thinking)
-    with_turn = render(tokenizer, messages[:turn + 1], tools, False, enable_thinking)
+    prompt = render_chat(tokenizer, messages[:turn], tools, True, enable_thinking)
+    with_turn = render_chat(tokenizer, messages[:turn + 1], tools, False, enable_thinking)
     if not with_turn.startswith(prompt):
         raise MaskingError(f"{where}: the template does not render assistant turn {turn} as a continuation of its "
                            "own generation prompt; train/serve consistency is impossible with it")
@@ -86,7 +79,7 @@ def encode_conversation(tokenizer, messages: list[dict], tools: list[dict] | Non
 
 def _merge(tokenizer, messages, tools, enable_thinking, per_turn) -> Encoded | None:
     """One sequence, if every turn's (context, action) appears verbatim in the full rendering."""
-    full = ids(tokenizer, render(tokenizer, messages, tools, False, enable_thinking))
+    full = ids(tokenizer, render_chat(tokenizer, messages, tools, False, enable_thinking))
     labels = [IGNORE] * len(full)
     end = 0
     for prompt, action in per_turn:
