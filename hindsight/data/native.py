@@ -148,7 +148,7 @@ def corpus_openness(instances: list[Instance], corpus: Corpus) -> dict[str, dict
 
 def load_native(directory: str | Path, *, skip_bad: bool = False) -> tuple[Corpus, list[Instance], DataReport]:
     directory = Path(directory)
-    corpus = load_corpus(_first_existing(directory, "corpus"), skip_bad=skip_bad)
+    corpus = load_corpus(corpus_file(directory), skip_bad=skip_bad)
     try:
         instances, report = prepare_instances(load_instances(directory / "instances.jsonl"), corpus)
     except InstanceError as exc:
@@ -170,11 +170,12 @@ def _with_line(path: Path, message: str) -> str:
     return f"{path}: {message}"
 
 
-def _first_existing(directory: Path, stem: str) -> Path:
+def corpus_file(directory: Path) -> Path:
+    """A native folder's corpus: corpus.jsonl, corpus.jsonl.gz or corpus.parquet."""
     for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
-        if (directory / f"{stem}{suffix}").exists():
-            return directory / f"{stem}{suffix}"
-    raise InstanceError(f"{directory}: no {stem}.jsonl, {stem}.jsonl.gz or {stem}.parquet")
+        if (directory / f"corpus{suffix}").exists():
+            return directory / f"corpus{suffix}"
+    raise InstanceError(f"{directory}: no corpus.jsonl, corpus.jsonl.gz or corpus.parquet")
 
 
 def split_by_date(instances: list[Instance], shares: tuple[float, float] = (0.7, 0.1)) -> list[Instance]:

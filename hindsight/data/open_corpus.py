@@ -65,17 +65,12 @@ def merge_papers(own: Iterable[Paper], external: Iterable[Paper]) -> tuple[list[
     return sorted(by_id.values(), key=lambda p: (p.date, p.id)), replaced
 
 
-def corpus_file(folder: Path) -> Path:
-    for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
-        if (folder / f"corpus{suffix}").exists():
-            return folder / f"corpus{suffix}"
-    raise CorpusError(f"{folder}: no corpus.jsonl, corpus.jsonl.gz or corpus.parquet")
-
-
 def with_open_corpus(folder: str | Path, external: ExternalCorpus, cache_dir: str | Path,
                      skip_bad: bool = False) -> Path:
     """A native folder holding `folder`'s instances and its papers merged with `external`'s,
     made once and reused: the cache key hashes all three files and the reading settings."""
+    from hindsight.data.native import corpus_file  # here: native imports this module for its report
+
     folder = Path(folder)
     own_path = corpus_file(folder)
     if not Path(external.path).exists():
