@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindsight.ids import normalize_arxiv_id
-from hindsight.jsonl import read_jsonl
-from hindsight.schema import Paper, SchemaError
+from hindsight.jsonl import read_jsonl, read_keyed
+from hindsight.schema import Paper
 
 
 class InputError(ValueError):
@@ -25,22 +25,15 @@ class Reference:
     context: str = ""
 
 
+def _target(record: dict, where: str) -> Paper:
+    paper = Paper.from_dict(record, where)
+    if not paper.abstract.strip():
+        raise ValueError(f"{where}: field 'abstract' is empty (briefs and judges need it)")
+    return paper
+
+
 def read_targets(path: str | Path) -> list[Paper]:
-    targets, seen = [], {}
-    for line_no, record, problem in read_jsonl(path):
-        where = f"{path}:{line_no}"
-        if problem:
-            raise InputError(f"{where}: {problem}")
-        try:
-            paper = Paper.from_dict(record, where)
-        except SchemaError as exc:
-            raise InputError(str(exc)) from None
-        if not paper.abstract.strip():
-            raise InputError(f"{where}: field 'abstract' is empty (briefs and judges need it)")
-        if paper.id in seen:
-            raise InputError(f"{where}: target {paper.id} again (first at line {seen[paper.id]})")
-        seen[paper.id] = line_no
-        targets.append(paper)
+    targets = list(read_keyed(path, _target, lambda paper: paper.id, InputError, "target").values())
     if not targets:
         raise InputError(f"{path}: no targets")
     return targets
