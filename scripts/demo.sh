@@ -15,6 +15,8 @@ source scripts/stages.sh
 BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
 BASE_LAYERS="${BASE_LAYERS:-4}"
 BASE_COPY_STEPS="${BASE_COPY_STEPS:-250}"  # learning to copy from context (see hindsight/models/tiny.py)
+BASE_ID_COPY_STEPS="${BASE_ID_COPY_STEPS:-500}"  # then ids out of search results
+NAIVE_SAMPLES="${NAIVE_SAMPLES:-1}"   # naive episodes per train target (distill/naive.py)
 BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
 BASE_LR="${BASE_LR:-2e-3}"            # its own, so that tuning the SFT stage leaves the base alone
 export TOKENIZERS_PARALLELISM=false
@@ -26,8 +28,8 @@ stage_base() {
   [[ "$(basename "$model")" == model ]] || { echo "train.base_model must end in /model, got $model" >&2; exit 2; }
   say "base: tiny Qwen3 → naive demonstrations → full fine-tuning → $model"
   "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
-    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS" --no-system-turn
-  "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}"
+    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS" --id-copy-steps "$BASE_ID_COPY_STEPS" --no-system-turn
+  "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}" --samples "$NAIVE_SAMPLES"
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
     --set "train.epochs=$BASE_EPOCHS" --set "train.learning_rate=$BASE_LR"

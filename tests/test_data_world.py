@@ -88,3 +88,32 @@ def test_brief_words_mostly_find_T1_while_the_learnable_mechanism_finds_T3(world
     assert brief_tiers["T1"] > 3 * (brief_tiers["T3"] + brief_tiers["T2"])
     assert learned_tiers["T3"] > brief_tiers["T3"] * 5
     assert learned_gain > 3 * brief_gain
+
+
+def test_eval_antecedents_are_mostly_newer_than_any_training_targets(world):
+    """Lines keep publishing and a target's antecedents are its lines' newest papers, so an id
+    learned by heart from a training demonstration is rarely worth anything at evaluation."""
+    _, instances, _ = world
+    trained = {lab.id for inst in instances if inst.split == "train" for lab in inst.labels}
+    evaluation = [lab for inst in instances if inst.split == "eval" for lab in inst.labels]
+    shared_gain = sum(lab.gain for lab in evaluation if lab.id in trained) / sum(lab.gain for lab in evaluation)
+    assert shared_gain < 0.10
+
+
+def test_searches_of_a_lines_words_find_its_newest_papers_before_the_cutoff(world, tmp_path):
+    """Later papers of a line use its words more densely, so the T3 antecedents (the newest
+    before the cutoff) lead searches of the line's words rather than drown among ~20 older papers."""
+    corpus, instances, _ = world
+    backend = BM25Backend(corpus, cache_dir=tmp_path)
+    vocab = World(0).vocab
+    found = total = 0
+    for inst in [inst for inst in instances if inst.split == "eval"]:
+        t3 = {lab.id for lab in inst.labels if lab.tier == "T3"}
+        sub, variant = vocab.sub[inst.audit["subproblem"]], vocab.variant[inst.audit["variant"]]
+        surfaced = set()
+        for first, second in ((0, 1), (2, 3), (4, 0)):
+            query = " ".join([sub[first], sub[second], variant[first], variant[second]])
+            surfaced |= {hit.id for hit in backend.search(query, inst.cutoff, 5)}
+        found += len(t3 & surfaced)
+        total += len(t3)
+    assert found / total > 0.3

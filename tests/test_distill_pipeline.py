@@ -112,3 +112,14 @@ def test_the_scripted_teacher_opens_with_the_briefs_first_sentence_then_searches
         assert queries[0] == first_sentence_query(brief) and len(queries) == 4
         # the keyword searches name what the antecedents share, not the problem the brief states
         assert all(len(q.split()) <= 3 and not set(analyze(q)) & set(analyze(brief)) for q in queries[1:])
+
+
+def test_the_scripted_teacher_submits_results_in_the_order_its_searches_surfaced_them(distilled):
+    _, out = distilled
+    for line in (out / "sft.jsonl").read_text().splitlines():
+        messages = json.loads(line)["messages"]
+        surfaced = [hit["id"] for m in messages if m["role"] == "tool" and "results" in m["content"]
+                    for hit in json.loads(m["content"])["results"]]
+        first_seen = {pid: surfaced.index(pid) for pid in surfaced}
+        submitted = [p["id"] for p in messages[-1]["tool_calls"][0]["function"]["arguments"]["papers"]]
+        assert submitted and [first_seen[pid] for pid in submitted] == sorted(first_seen[pid] for pid in submitted)

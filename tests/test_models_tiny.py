@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from hindsight.models.tiny import build_tiny_qwen, id_pieces, teach_copying
+from hindsight.models.tiny import build_tiny_qwen, id_copying_example, id_pieces, teach_copying, teach_id_copying
 from hindsight.prompts import initial_messages
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
@@ -49,6 +49,39 @@ def test_teaching_to_copy_makes_a_random_model_copy_unseen_strings(tmp_path):
     losses = teach_copying(model, first_ordinary=9, steps=300, length=32, batch=16, log_every=0)
     after = copy_accuracy()
     assert before < 0.05 and after > 0.9, (before, after, losses[-1])
+
+
+def test_teaching_to_copy_ids_makes_the_demo_student_copy_ids_of_unseen_search_results(tmp_path):
+    """The demo's size and schedule: random-string copying, then search results of one set of
+    papers; measured on results of papers it never saw, one token at a time."""
+    import random
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    papers = random_papers(1200, seed=6, days=3000)
+    seen, unseen = papers[:900], papers[900:]
+    path = build_tiny_qwen(tmp_path / "m", [p.title for p in papers], hidden_size=128, layers=4,
+                           id_tokens=[p.id for p in papers], copy_steps=250, system_turn=False)
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+
+    def id_accuracy() -> float:
+        rng, right, total = random.Random(7), 0, 0
+        for _ in range(30):
+            ids, labels = id_copying_example(tokenizer, unseen, rng)
+            with torch.no_grad():
+                predicted = model(input_ids=torch.tensor([ids])).logits[0].argmax(-1)
+            for position in range(len(ids) - 1):
+                piece = tokenizer.convert_ids_to_tokens(ids[position + 1])
+                if labels[position + 1] != -100 and piece in id_pieces([p.id for p in unseen]):
+                    right += int(predicted[position] == ids[position + 1])
+                    total += 1
+        return right / total
+
+    before = id_accuracy()
+    teach_id_copying(model, tokenizer, seen, steps=400, log_every=0)
+    after = id_accuracy()
+    assert before < 0.2 and after > 0.7, (before, after)
 
 
 def test_without_the_system_turn_a_conversation_renders_the_same_turns_and_nothing_else(tmp_path):

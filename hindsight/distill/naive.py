@@ -1,10 +1,13 @@
-"""Naive demonstrations: search the brief's own first sentence, submit what came back.
+"""Naive demonstrations: searches of the brief's own words, then a submission of what came back.
 
-    python distill/naive.py recipes/demo.yaml
+    python distill/naive.py recipes/demo.yaml [--samples N]
 
-They teach a from-scratch student the action format (how to call the tools) without any
-hindsight: the student learns to act, not where to look. Runs on the train split through the
-ordinary runner and writes <distill.out_dir>/naive_sft.jsonl (deployment transcripts only).
+They teach a from-scratch student the action format (how to call the tools, and how to copy ids
+out of tool results) without any hindsight: the student learns to act, not where to look. Each
+train target gets N episodes of the naive explorer (hindsight/policy/scripted.py), whose
+searches differ by sample, so what comes back differs too and no list of ids can stand in for
+copying. Runs through the ordinary runner and writes <distill.out_dir>/naive_sft.jsonl
+(deployment transcripts only).
 """
 
 from __future__ import annotations
@@ -13,22 +16,22 @@ import sys
 from pathlib import Path
 
 from hindsight.distill.config import DistillConfig
-from hindsight.policy.scripted import BM25OneShot
+from hindsight.policy.scripted import NaiveExplorer
 from hindsight.protocol import tool_schemas
 from hindsight.recipe import recipe_command
 from hindsight.runner import run_episodes
 from hindsight.runs import read_episodes
-from hindsight.schema import tasks_of
+from hindsight.schema import CandidateId
 from hindsight.stages import SFTRow
 
 
-def naive_demonstrations(recipe, progress: bool = True) -> Path:
+def naive_demonstrations(recipe, samples: int = 1, progress: bool = True) -> Path:
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = recipe.data.load()
-    tasks = tasks_of(inst for inst in instances if inst.split == "train")
+    tasks = {str(CandidateId(inst.id, k)): inst.task(k)
+             for inst in instances if inst.split == "train" for k in range(samples)}
     out = Path(cfg.out_dir)
-    policy = BM25OneShot(max_query_words=recipe.protocol.max_query_words, k=recipe.protocol.k,
-                         first_sentence=True, rationale=None)
+    policy = NaiveExplorer(seed=cfg.seed, submit=recipe.protocol.k * 2)
     run_episodes(policy, tasks, recipe.search.build(corpus), recipe.protocol, out / "naive",
                  batch_size=256, progress=progress)
     tools = tool_schemas(recipe.protocol)
@@ -40,7 +43,11 @@ def naive_demonstrations(recipe, progress: bool = True) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return recipe_command(__doc__, lambda recipe, args: f"naive demonstrations: {naive_demonstrations(recipe)}", argv)
+    def options(parser):
+        parser.add_argument("--samples", type=int, default=1, help="naive episodes per train target")
+
+    return recipe_command(__doc__, lambda recipe, args: f"naive demonstrations: "
+                          f"{naive_demonstrations(recipe, args.samples)}", argv, options)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,22 @@
 """The offline privileged teacher: it reads the private block from its own prompt, opens with the
-brief's first sentence, then searches with short keyword queries of discriminative words (rare in
-the corpus, absent from the brief), and submits what its searches surfaced, ranked by word
-overlap with the private abstracts.
+brief's first sentence, then searches with short keyword queries of discriminative words (rare
+in the corpus, absent from the brief), and submits the surfaced papers that look like
+antecedents, in the order its searches surfaced them.
 
-The opening search is the one any searcher makes, and it finds papers on the same problem; a
+Keyword words are ranked by how many antecedents share them (weighted by tier) times their
+rarity in the corpus. The first keyword query is the top words, the same for every candidate,
+so that targets which need the same mechanism get the same move; later ones sample from the
+top of the ranking and differ by seed. It never copies a title or a phrase: a keyword query is
+2-3 single words in an order of its own, well under the n-gram length that flags private
+copying. The opening search, the one any searcher makes, finds papers on the same problem; a
 teacher that skipped it taught the demo's student to skip it too, and that student then found
-nothing graded for more targets than the base did (README, "The demo"). Keyword words are ranked
-by how many antecedents share them (weighted by tier) times their rarity in the corpus. The first
-keyword query is the top words, the same for every candidate, so that targets which need the
-same mechanism get the same move; later ones sample from the top of the ranking and differ by
-seed. It never copies a title or a phrase: a keyword query is 2-3 single words in an order of its
-own, well under the n-gram length that flags private copying.
+nothing graded for more targets than the base did (README, "The demo").
+
+The submission is what a student can imitate: papers whose titles share rare words with the
+private block about as much as the best one does (at least half its score), in the order they
+came back, so that it reads as copying the promising results forward. An earlier teacher
+ranked every result by that score, an order its tiny student could not reproduce from what it
+sees, and the student submitted ids learned by heart instead.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ class ScriptedTeacher:
 
     def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
                  submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None):
-        """`queries` counts every search, the opening one included. `seed_names` (task id -> a
+        """`queries` counts every search, the first sentence's included. `seed_names` (task id -> a
         stable name of its target, from the teacher stage) keeps a plan the same across runs; a
         task without one is seeded from its brief."""
         self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
@@ -47,7 +53,7 @@ class ScriptedTeacher:
 
     def describe(self) -> dict:
         return {"backend": self.name, "seed": self.seed, "queries": self.queries, "opening": "brief's first sentence",
-                "words_per_query": self.words_per_query}
+                "words_per_query": self.words_per_query, "submission": "results at least half as telling as the best, as surfaced"}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         return [self._turn(conv) for conv in batch]
@@ -80,15 +86,15 @@ class ScriptedTeacher:
         ranked = sorted(support, key=lambda term: (-support[term] * self.idf.get(term, 0.0), term))
         keywords = self.queries - 1
         pool = [spelling[term] for term in ranked[: self.queries * self.words_per_query * 2]]
-        queries = [first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)]
+        opening = first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)
         if len(pool) < 2:
-            return queries
+            return [opening]
         # The first keyword query is the most telling words, the same for every candidate; the rest explore.
-        queries.append(" ".join(pool[: self.words_per_query]))
+        queries = [" ".join(pool[: self.words_per_query])]
         for _ in range(keywords - 1):
             words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
             queries.append(" ".join(words))
-        return queries
+        return [opening, *queries]
 
     def _turn(self, conv: Conversation) -> Turn:
         key = conv.task.task_id
@@ -114,8 +120,9 @@ class ScriptedTeacher:
                 terms = set(analyze(f"{hit.get('title', '')} {hit.get('abstract', '')}"))
                 # fsum: a plain sum over a set depends on its order, which the hash seed changes
                 overlap = math.fsum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
-                seen.setdefault(hit["id"], overlap)
-        best = sorted(seen, key=lambda pid: (-seen[pid], pid))[: self.submit]
+                seen.setdefault(hit["id"], overlap)  # dicts keep the order of first appearance
+        bar = 0.5 * max(seen.values(), default=0.0)
+        best = [pid for pid, overlap in seen.items() if overlap >= bar and overlap > 0][: self.submit]
         # No rationale: a fixed sentence would carry no information and, ten times per
         # demonstration, outweigh the queries in a student's loss.
         return [{"id": pid} for pid in best]

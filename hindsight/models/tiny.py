@@ -7,14 +7,15 @@ only (a real template prints their JSON schemas), which keeps the demo's sequenc
 
 For the demo, `id_tokens` gives the corpus's paper ids two tokens each, "2401." and "00017",
 where a byte-level BPE of this size spends five or six on digits: copying an id becomes two
-tokens to get right instead of ten (the demo's student still rarely picks a returned id; see
-the README). Both arms of a comparison share the tokenizer, so neither is favoured.
+tokens to get right instead of ten. Both arms of a comparison share the tokenizer, so neither
+is favoured. Two tokens a paper rather than one keeps the vocabulary small: one token per id
+(22,600 tokens) made a training step 8.5 times slower through TRL on the CPU.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>",
@@ -76,9 +77,10 @@ def id_pieces(ids: Iterable[str]) -> set[str]:
 def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
                     heads: int = 4, kv_heads: int = 2, vocab_size: int = 2048, max_positions: int = 8192,
                     seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0,
-                    system_turn: bool = True) -> Path:
+                    id_copy_steps: int = 0, id_copy_papers: Sequence = (), system_turn: bool = True) -> Path:
     """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
-    With `copy_steps`, the model is first taught to copy from its context (`teach_copying`).
+    With `copy_steps`, the model is first taught to copy from its context (`teach_copying`), and
+    with `id_copy_steps` then to copy ids out of search results of `id_copy_papers` (`teach_id_copying`).
 
     `system_turn=False` gives a chat template that leaves the system turn out. A model trained
     from scratch cannot follow instructions, and to it a system turn is a few hundred tokens that
@@ -117,6 +119,8 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     model.generation_config.pad_token_id = config.pad_token_id
     if copy_steps:
         teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed)
+    if id_copy_steps:
+        teach_id_copying(model, tokenizer, list(id_copy_papers), steps=id_copy_steps, seed=seed)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
@@ -151,6 +155,56 @@ def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, leng
     return losses
 
 
+def id_copying_example(tokenizer, papers, rng) -> tuple[list[int], list[int]]:
+    """A search result of 3-5 random papers (ids and titles, written as the search tool writes
+    them), then a submission of its ids in the order shown: (input ids, labels on the
+    submission only)."""
+    hits = rng.sample(papers, rng.randint(3, 5))
+    content = json.dumps({"results": [{"id": hit.id, "title": hit.title} for hit in hits],
+                          "calls_left": rng.randint(1, 7)}, ensure_ascii=False)
+    result = {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": content}
+    submit = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "submit_answer", "arguments": {"papers": [{"id": hit.id} for hit in hits]}}}]}
+    prompt = tokenizer.apply_chat_template([result], add_generation_prompt=True, tokenize=False)
+    full = tokenizer.apply_chat_template([result, submit], tokenize=False)
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    full_ids = tokenizer(full, add_special_tokens=False)["input_ids"]
+    return full_ids, [-100] * len(prompt_ids) + full_ids[len(prompt_ids):]
+
+
+def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, batch: int = 16,
+                     learning_rate: float = 2e-3, log_every: int = 50) -> list[float]:
+    """Train on search results followed by a submission of the ids they showed: `teach_copying`
+    alone leaves a student that copies a brief's words but almost never an id (given an id's
+    first token, its second was right 1-9% of the time, against 94% after 150 steps of this).
+    The papers are random and no brief or label is ever shown: it teaches the format of copying,
+    not which papers matter."""
+    import random
+
+    import torch
+
+    rng = random.Random(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    losses = []
+    for step in range(1, steps + 1):
+        examples = [id_copying_example(tokenizer, papers, rng) for _ in range(batch)]
+        longest = max(len(ids) for ids, _ in examples)
+        pad = tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (longest - len(ids)) + ids for ids, _ in examples])
+        labels = torch.tensor([[-100] * (longest - len(lab)) + lab for _, lab in examples])
+        attention = torch.tensor([[0] * (longest - len(ids)) + [1] * len(ids) for ids, _ in examples])
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        if log_every and step % log_every == 0:
+            print(f"copying ids {step}/{steps}: loss {loss.item():.3f}", flush=True)
+    model.eval()
+    return losses
+
+
 def main(argv: list[str] | None = None) -> int:
     """python -m hindsight.models.tiny --out outputs/tiny-qwen [--data world]: a tiny base model
     with a tokenizer trained on the benchmark's paper text (offline, seconds)."""
@@ -166,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--id-tokens", action="store_true", help="two tokens per paper id of the corpus")
     parser.add_argument("--copy-steps", type=int, default=0, help="first teach the model to copy (see teach_copying)")
+    parser.add_argument("--id-copy-steps", type=int, default=0,
+                        help="then to copy ids out of search results of the corpus's papers (see teach_id_copying)")
     parser.add_argument("--no-system-turn", action="store_true",
                         help="a chat template without the system turn (see build_tiny_qwen)")
     args = parser.parse_args(argv)
@@ -173,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
     path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed,
                            id_tokens=[p.id for p in corpus.papers] if args.id_tokens else (),
-                           copy_steps=args.copy_steps, system_turn=not args.no_system_turn)
+                           copy_steps=args.copy_steps, id_copy_steps=args.id_copy_steps, id_copy_papers=corpus.papers,
+                           system_turn=not args.no_system_turn)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
@@ -45,3 +46,41 @@ class BM25OneShot:
     def describe(self) -> dict:
         return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k,
                 "first_sentence": self.first_sentence, "rationale": self.rationale}
+
+
+class NaiveExplorer:
+    """A searcher that knows nothing of the field: the brief's first sentence, then for some
+    targets one or two of its next sentences, then a submission of what came back, in the order
+    it came back. Its demonstrations teach a from-scratch student to act and to copy: words from
+    the brief into queries, ids out of tool results into the submission. How many searches a
+    task gets is drawn from its brief and `Task.sample`."""
+
+    name = "naive-explorer"
+
+    def __init__(self, max_searches: int = 3, max_query_words: int = 12, submit: int = 10, seed: int = 0):
+        self.max_searches, self.max_query_words, self.submit, self.seed = max_searches, max_query_words, submit, seed
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        return [self._turn(conv) for conv in batch]
+
+    def _queries(self, conv: Conversation) -> list[str]:
+        brief = brief_from_messages(conv.messages)
+        later = [" ".join(s.rstrip(".?").split()[: self.max_query_words]) for s in brief.split(". ")[1:] if s.strip()]
+        searches = random.Random(f"{brief}:{self.seed + conv.task.sample}").randint(1, self.max_searches)
+        return [first_sentence_query(brief), *later][:searches]
+
+    def _turn(self, conv: Conversation) -> Turn:
+        queries = self._queries(conv)
+        results = [m for m in conv.messages if m["role"] == "tool"]
+        if len(results) < len(queries):
+            return Turn(calls=[ToolCall("search_papers", {"query": queries[len(results)]})])
+        surfaced: list[str] = []
+        for message in results:
+            for hit in json.loads(message["content"]).get("results", []):
+                if hit["id"] not in surfaced:
+                    surfaced.append(hit["id"])
+        return Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": pid} for pid in surfaced[: self.submit]]})])
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "max_searches": self.max_searches, "max_query_words": self.max_query_words,
+                "submit": self.submit, "seed": self.seed}
