@@ -96,7 +96,7 @@ def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_tar
     assert sorted(scores) == train
     oneshot_mean = statistics.mean(scores.values())
     print(f"train targets {len(train)}: teacher {teacher_mean:.3f} vs bm25-oneshot {oneshot_mean:.3f}")
-    assert teacher_mean > oneshot_mean + 0.3
+    assert teacher_mean > 2 * oneshot_mean and teacher_mean > oneshot_mean + 0.05
 
 
 def test_the_scripted_teacher_opens_with_the_briefs_first_sentence_then_searches_keywords(distilled):
@@ -121,5 +121,5 @@ def test_the_scripted_teacher_submits_results_in_the_order_its_searches_surfaced
         surfaced = [hit["id"] for m in messages if m["role"] == "tool" and "results" in m["content"]
                     for hit in json.loads(m["content"])["results"]]
         first_seen = {pid: surfaced.index(pid) for pid in surfaced}
-        submitted = [p["id"] for p in messages[-1]["tool_calls"][0]["function"]["arguments"]["papers"]]
+        submitted = [p["id"] for p in messages[-2]["tool_calls"][0]["function"]["arguments"]["papers"]]
         assert submitted and [first_seen[pid] for pid in submitted] == sorted(first_seen[pid] for pid in submitted)

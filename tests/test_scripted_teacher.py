@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Two surfaced papers; the first shares three private words whose idf values sum to 1.0 only when
 # added exactly (1e16 + 1 - 1e16), which a plain float sum over a set gets right for some hash
-# seeds and not others. The second paper scores 0.6 / sqrt(2) = 0.42 and must rank below.
+# seeds and not others. It scores 1.0 / sqrt(4) = 0.5, the second 0.6 / sqrt(2) = 0.42: both clear
+# half the best and are forwarded in the order shown; a wrong sum would drop the first.
 RANK_TWO_HITS = """
 import json
 from hindsight.distill.prompts import PRIVATE_HEADER
@@ -38,4 +39,4 @@ def test_the_submission_order_does_not_depend_on_the_hash_seed():
         out = subprocess.run([sys.executable, "-c", RANK_TWO_HITS], cwd=ROOT, env=env, capture_output=True,
                              text=True, check=True).stdout
         orders.add(tuple(paper["id"] for paper in json.loads(out)))
-    assert orders == {("2101.00001", "2101.00002")}
+    assert orders == {("2101.00002", "2101.00001")}
