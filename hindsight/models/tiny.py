@@ -176,7 +176,10 @@ def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, bat
                      learning_rate: float = 2e-3, log_every: int = 50) -> list[float]:
     """Train on search results followed by a submission of the ids they showed: `teach_copying`
     alone leaves a student that copies a brief's words but almost never an id (given an id's
-    first token, its second was right 1-9% of the time, against 94% after 150 steps of this).
+    first token, its second was right 1-9% of the time). The loss stays near 0.8 for a few
+    hundred steps, then falls (in the demo: 0.53 at step 300, 0.02 at 500, learning rate 2e-3);
+    a single result at a time is what lets it fall at all (README, "Teaching a tiny student to
+    copy ids").
     The papers are random and no brief or label is ever shown: it teaches the format of copying,
     not which papers matter."""
     import random
