@@ -136,21 +136,32 @@ def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, leng
     import torch
 
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    model.train()
-    losses = []
-    for step in range(1, steps + 1):
+
+    def repeated_strings() -> dict:
         tokens = torch.randint(first_ordinary, model.config.vocab_size, (batch, length), generator=generator)
         sequence = torch.cat([tokens, tokens], dim=1)
         labels = sequence.clone()
         labels[:, : length + 1] = -100   # the first repeated token cannot be predicted
-        loss = model(input_ids=sequence, labels=labels).loss
+        return {"input_ids": sequence, "labels": labels}
+
+    return _train(model, repeated_strings, steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying")
+
+
+def _train(model, next_batch, *, steps: int, learning_rate: float, log_every: int, what: str) -> list[float]:
+    """`steps` AdamW steps on the batches `next_batch()` makes (model keyword arguments); the losses."""
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    losses = []
+    for step in range(1, steps + 1):
+        loss = model(**next_batch()).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
         losses.append(loss.item())
         if log_every and step % log_every == 0:
-            print(f"copying {step}/{steps}: loss {loss.item():.3f}", flush=True)
+            print(f"{what} {step}/{steps}: loss {loss.item():.3f}", flush=True)
     model.eval()
     return losses
 
@@ -187,25 +198,17 @@ def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, bat
     import torch
 
     rng = random.Random(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    model.train()
-    losses = []
-    for step in range(1, steps + 1):
+
+    def left_padded_examples() -> dict:
         examples = [id_copying_example(tokenizer, papers, rng) for _ in range(batch)]
         longest = max(len(ids) for ids, _ in examples)
         pad = tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (longest - len(ids)) + ids for ids, _ in examples])
-        labels = torch.tensor([[-100] * (longest - len(lab)) + lab for _, lab in examples])
-        attention = torch.tensor([[0] * (longest - len(ids)) + [1] * len(ids) for ids, _ in examples])
-        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
-        if log_every and step % log_every == 0:
-            print(f"copying ids {step}/{steps}: loss {loss.item():.3f}", flush=True)
-    model.eval()
-    return losses
+        return {"input_ids": torch.tensor([[pad] * (longest - len(ids)) + ids for ids, _ in examples]),
+                "attention_mask": torch.tensor([[0] * (longest - len(ids)) + [1] * len(ids) for ids, _ in examples]),
+                "labels": torch.tensor([[-100] * (longest - len(lab)) + lab for _, lab in examples])}
+
+    return _train(model, left_padded_examples, steps=steps, learning_rate=learning_rate, log_every=log_every,
+                  what="copying ids")
 
 
 def main(argv: list[str] | None = None) -> int:
