@@ -1,42 +1,47 @@
-"""The scripted teacher on its own: its demonstrations must not depend on the interpreter."""
+"""The scripted teacher's submission on conversations made by hand."""
 
+import datetime as dt
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# Two surfaced papers; the first shares three private words whose idf values sum to 1.0 only when
-# added exactly (1e16 + 1 - 1e16), which a plain float sum over a set gets right for some hash
-# seeds and not others. It scores 1.0 / sqrt(4) = 0.5, the second 0.6 / sqrt(2) = 0.42: both clear
-# half the best and are forwarded in the order shown; a wrong sum would drop the first.
-RANK_TWO_HITS = """
-import json
 from hindsight.distill.prompts import PRIVATE_HEADER
 from hindsight.distill.scripted_teacher import ScriptedTeacher
 from hindsight.policy.base import Conversation
 from hindsight.schema import Task
-from hindsight.search.text import analyze
-import datetime as dt
 
-term = lambda word: analyze(word)[0]
-idf = {term("alpha"): 1e16, term("beta"): 1.0, term("gamma"): -1e16, term("delta"): 0.6}
-system = f"{PRIVATE_HEADER}\\n1. [T3/method] alpha beta gamma\\n   Abstract: alpha beta gamma delta"
-results = {"results": [{"id": "2101.00002", "title": "delta"}, {"id": "2101.00001", "title": "alpha beta gamma"}]}
-messages = [{"role": "system", "content": system}, {"role": "user", "content": "brief"},
-            {"role": "tool", "content": json.dumps(results)}]
-conv = Conversation(Task("t", "brief", dt.date(2022, 1, 1)), messages)
-print(json.dumps(ScriptedTeacher(idf)._ranked(conv)))
-"""
+BRIEF = "We study graph caches. They are slow."
+OPENING = "We study graph caches"
 
 
-def test_the_submission_order_does_not_depend_on_the_hash_seed():
-    orders = set()
-    for seed in range(8):
-        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        out = subprocess.run([sys.executable, "-c", RANK_TWO_HITS], cwd=ROOT, env=env, capture_output=True,
-                             text=True, check=True).stdout
-        orders.add(tuple(paper["id"] for paper in json.loads(out)))
-    assert orders == {("2101.00002", "2101.00001")}
+def conversation(*searches: tuple[str, list[str]]) -> Conversation:
+    system = f"{PRIVATE_HEADER}\n1. [T3/conceptual] alpha beta\n   Abstract: alpha beta gamma"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Research brief:\n{BRIEF}"}]
+    for turn, (query, ids) in enumerate(searches):
+        messages.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{turn}", "type": "function",
+                         "function": {"name": "search_papers", "arguments": {"query": query}}}]})
+        results = {"results": [{"id": pid, "title": "t"} for pid in ids], "calls_left": 3}
+        messages.append({"role": "tool", "tool_call_id": f"c{turn}", "content": json.dumps(results)})
+    return Conversation(Task("t", BRIEF, dt.date(2022, 1, 1)), messages)
+
+
+def forwarded(conv: Conversation, submit: int = 10) -> list[str]:
+    return [paper["id"] for paper in ScriptedTeacher({}, submit=submit)._forwarded(conv)]
+
+
+def test_keyword_results_come_first_as_shown_and_the_opening_fills_what_is_left():
+    conv = conversation((OPENING, ["o1", "o2", "o3"]), ("alpha", ["k1", "k2"]), ("beta", ["k3"]))
+    assert forwarded(conv) == ["k1", "k2", "k3", "o1", "o2", "o3"]
+
+
+def test_the_opening_search_is_known_by_its_query_wherever_it_came():
+    conv = conversation(("alpha", ["k1", "k2"]), (OPENING, ["o1", "o2"]), ("beta", ["k3"]))
+    assert forwarded(conv) == ["k1", "k2", "k3", "o1", "o2"]
+
+
+def test_a_paper_shown_twice_is_forwarded_once_where_a_keyword_search_first_showed_it():
+    conv = conversation((OPENING, ["o1", "k2"]), ("alpha", ["k1", "k2"]), ("beta", ["k2", "k3", "k1"]))
+    assert forwarded(conv) == ["k1", "k2", "k3", "o1"]
+
+
+def test_the_submission_stops_at_its_size_even_inside_a_search():
+    conv = conversation((OPENING, ["o1"]), ("alpha", ["k1", "k2", "k3"]), ("beta", ["k4", "k5", "k6"]))
+    assert forwarded(conv, submit=4) == ["k1", "k2", "k3", "k4"]

@@ -14,6 +14,8 @@ class DistillConfig:
     out_dir: str = DISTILL_DIR          # candidates/, replays.jsonl, sft.jsonl, manifests (DistillOutput)
     teacher: str = "scripted"            # scripted, or a policy backend: litellm, hf, vllm
     model: str | None = None             # the teacher model (litellm string, hub id or path)
+    scripted_searches: int = 4           # the scripted teacher's searches, its opening one included
+    scripted_opening_at: int = 0         # where its opening search (the brief's first sentence) comes: 0 first
     api_base: str | None = None
     temperature: float = 0.7             # candidates must differ: sample
     candidates: int = 4                  # K trajectories per target, seeds seed..seed+K-1

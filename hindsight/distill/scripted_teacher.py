@@ -1,7 +1,7 @@
 """The offline privileged teacher: it reads the private block from its own prompt, opens with the
 brief's first sentence, then searches with short keyword queries of discriminative words (rare
-in the corpus, absent from the brief), and submits the surfaced papers that look like
-antecedents, in the order its searches surfaced them.
+in the corpus, absent from the brief), and submits what its keyword searches surfaced, in the
+order they surfaced it.
 
 Keyword words are ranked by how many antecedents share them (weighted by tier) times their
 rarity in the corpus. The first keyword query is the top words, the same for every candidate,
@@ -12,17 +12,18 @@ copying. The opening search, the one any searcher makes, finds papers on the sam
 teacher that skipped it taught the demo's student to skip it too, and that student then found
 nothing graded for more targets than the base did (README, "The demo").
 
-The submission is what a student can imitate: papers whose titles share rare words with the
-private block about as much as the best one does (at least half its score), in the order they
-came back, so that it reads as copying the promising results forward. An earlier teacher
-ranked every result by that score, an order its tiny student could not reproduce from what it
-sees, and the student submitted ids learned by heart instead.
+The submission is what a student can imitate: the results of its keyword searches, whole and
+in the order they came back, then the opening search's if there is room. The hindsight is in
+the searches; the submission is copying their results forward. Two earlier teachers picked
+among the results by how many rare words a title shared with the private block (first ranked
+by that score, then filtered by it in the order shown). A tiny student can see neither score:
+it copied a third of its submitted ids and made up the rest, and the filter kept nearly all of
+the opening search's T1 papers ahead of the keyword searches' T3 ones (README, "The demo").
 """
 
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 
@@ -41,11 +42,14 @@ class ScriptedTeacher:
     name = "scripted-teacher"
 
     def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
-                 submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None):
-        """`queries` counts every search, the first sentence's included. `seed_names` (task id -> a
-        stable name of its target, from the teacher stage) keeps a plan the same across runs; a
-        task without one is seeded from its brief."""
+                 submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None,
+                 opening_at: int = 0):
+        """`queries` counts every search, the first sentence's included; `opening_at` is where that
+        one comes among them (0: first). `seed_names` (task id -> a stable name of its target, from
+        the teacher stage) keeps a plan the same across runs; a task without one is seeded from its
+        brief."""
         self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
+        self.opening_at = opening_at
         self.max_query_words = max_query_words
         self.seed_names = dict(seed_names or {})
         self.plans: dict[str, list[str]] = {}
@@ -53,7 +57,7 @@ class ScriptedTeacher:
 
     def describe(self) -> dict:
         return {"backend": self.name, "seed": self.seed, "queries": self.queries, "opening": "brief's first sentence",
-                "words_per_query": self.words_per_query, "submission": "results at least half as telling as the best, as surfaced"}
+                "words_per_query": self.words_per_query, "submission": "keyword searches' results, then the opening's, as surfaced"}
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         return [self._turn(conv) for conv in batch]
@@ -89,12 +93,19 @@ class ScriptedTeacher:
         opening = first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)
         if len(pool) < 2:
             return [opening]
-        # The first keyword query is the most telling words, the same for every candidate; the rest explore.
-        queries = [" ".join(pool[: self.words_per_query])]
+        # The first keyword query is the same for every candidate and, as far as the private block
+        # allows, for every target that needs the same mechanism: the rarest of the words at least
+        # half the antecedents' weight supports. Ranked by support x rarity instead, the words
+        # (and their order) changed from target to target with which abstract happened to use
+        # which word, and a tiny student learned no mapping from the problem to a query.
+        strongest = max(support.values())
+        telling = sorted((term for term in support if support[term] >= strongest / 2),
+                         key=lambda term: (-self.idf.get(term, 0.0), term))
+        queries = [" ".join(spelling[term] for term in telling[: self.words_per_query])]
         for _ in range(keywords - 1):
             words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
             queries.append(" ".join(words))
-        return [opening, *queries]
+        return [*queries[: self.opening_at], opening, *queries[self.opening_at:]]
 
     def _turn(self, conv: Conversation) -> Turn:
         key = conv.task.task_id
@@ -106,23 +117,20 @@ class ScriptedTeacher:
         searches = sum(1 for m in conv.messages if m["role"] == "tool") + self.skipped.get(key, 0)
         if searches < len(plan):
             return Turn(calls=[ToolCall("search_papers", {"query": plan[searches]})])  # limit: the protocol's k
-        return Turn(calls=[ToolCall("submit_answer", {"papers": self._ranked(conv)})])
+        return Turn(calls=[ToolCall("submit_answer", {"papers": self._forwarded(conv)})])
 
-    def _ranked(self, conv: Conversation) -> list[dict]:
-        private_terms = set()
-        for _, title, abstract in self._private(conv):
-            private_terms.update(analyze(f"{title} {abstract}"))
-        seen: dict[str, float] = {}
+    def _forwarded(self, conv: Conversation) -> list[dict]:
+        opening_query = first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)
+        keyword_searches, opening, query = [], [], None
         for message in conv.messages:
-            if message["role"] != "tool":
-                continue
-            for hit in json.loads(message["content"]).get("results", []):
-                terms = set(analyze(f"{hit.get('title', '')} {hit.get('abstract', '')}"))
-                # fsum: a plain sum over a set depends on its order, which the hash seed changes
-                overlap = math.fsum(self.idf.get(t, 0.0) for t in terms & private_terms) / (1 + len(terms)) ** 0.5
-                seen.setdefault(hit["id"], overlap)  # dicts keep the order of first appearance
-        bar = 0.5 * max(seen.values(), default=0.0)
-        best = [pid for pid, overlap in seen.items() if overlap >= bar and overlap > 0][: self.submit]
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                query = message["tool_calls"][0]["function"]["arguments"].get("query")
+            elif message["role"] == "tool":
+                ids = [hit["id"] for hit in json.loads(message["content"]).get("results", [])]
+                (opening if query == opening_query else keyword_searches).append(ids)
+        forwarded: list[str] = []
+        for block in [*keyword_searches, *opening]:
+            forwarded.extend(pid for pid in block if pid not in forwarded)
         # No rationale: a fixed sentence would carry no information and, ten times per
         # demonstration, outweigh the queries in a student's loss.
-        return [{"id": pid} for pid in best]
+        return [{"id": pid} for pid in forwarded[: self.submit]]

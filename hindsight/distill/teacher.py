@@ -46,8 +46,8 @@ def corpus_idf(corpus: Corpus) -> dict[str, float]:
 def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed_names: dict[str, str] | None = None):
     if cfg.teacher == "scripted":
         from hindsight.distill.scripted_teacher import ScriptedTeacher
-        return ScriptedTeacher(idf, seed=cfg.seed, max_query_words=recipe.protocol.max_query_words,
-                               seed_names=seed_names)
+        return ScriptedTeacher(idf, seed=cfg.seed, queries=cfg.scripted_searches, opening_at=cfg.scripted_opening_at,
+                               max_query_words=recipe.protocol.max_query_words, seed_names=seed_names)
     from dataclasses import replace
 
     from hindsight.policy import make_policy
