@@ -116,3 +116,39 @@ def test_packing_is_refused_where_packed_sequences_see_each_other(sft_set, capsy
     assert sft_main([str(recipe), "--set", "train.packing=true", "--set", f"train.output_dir={root / 'packed'}"]) == 2
     assert "train.packing: with attention 'sdpa' packed sequences see each other" in capsys.readouterr().err
     assert not (root / "packed" / "train_manifest.json").exists()
+
+
+def test_frozen_tokens_keep_their_embeddings_while_every_other_weight_trains(sft_set):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from hindsight.train.freeze import frozen_rows
+    from hindsight.train.sft import main as sft_main
+
+    root, model, recipe = sft_set
+    out, pattern = root / "frozen", "^Ġ[a-m]"
+    assert sft_main([str(recipe), "--set", "train.lora=null", "--set", f"train.frozen_tokens={pattern}",
+                     "--set", "train.epochs=1", "--set", f"train.output_dir={out}"]) == 0
+    rows = frozen_rows(AutoTokenizer.from_pretrained(model), pattern)
+    before = AutoModelForCausalLM.from_pretrained(model).get_input_embeddings().weight
+    after = AutoModelForCausalLM.from_pretrained(out / "model").get_input_embeddings().weight
+    others = sorted(set(range(before.shape[0])) - set(rows))
+    assert 50 < len(rows) < len(others)
+    assert torch.equal(before[rows], after[rows])
+    moved = (before[others] - after[others]).abs().amax(dim=1) > 0
+    assert moved.float().mean() > 0.9   # through the tied LM head every other row gets a gradient
+    assert json.loads((out / "train_manifest.json").read_text())["frozen_token_rows"] == len(rows)
+
+
+def test_frozen_tokens_that_match_nothing_or_are_no_regex_are_refused(sft_set, tmp_path, capsys):
+    from hindsight.train.sft import main as sft_main
+
+    root, model, recipe = sft_set
+    assert sft_main([str(recipe), "--set", "train.lora=null", "--set", "train.frozen_tokens=^no such token$",
+                     "--set", f"train.output_dir={tmp_path / 'none'}"]) == 2
+    assert "matches no token" in capsys.readouterr().err
+    for settings, message in [({"lora": None, "frozen_tokens": "(unclosed"}, "is not a regular expression"),
+                              ({"frozen_tokens": "^a"}, "is for full fine-tuning"),
+                              ({"lora": None, "frozen_tokens": "^a", "weight_decay": 0.1}, "needs weight_decay 0")]:
+        with pytest.raises(ConfigError, match=message):
+            TrainConfig.from_recipe(load_recipe(write_recipe(tmp_path, tmp_path, **settings)))

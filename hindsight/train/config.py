@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hindsight.config import ConfigError, from_mapping
@@ -39,6 +40,7 @@ class TrainConfig:
     packing: bool = False                    # padding-free packing of sequences
     precision: str = "auto"                  # auto (bf16 where supported), bf16, fp16, fp32
     gradient_checkpointing: bool = False
+    frozen_tokens: str | None = None         # full fine-tuning: tokens whose text matches this regex keep their embeddings
     optimizer: str = "adamw_torch"
     weight_decay: float = 0.0
     seed: int = 0
@@ -49,7 +51,20 @@ class TrainConfig:
     def from_recipe(cls, recipe) -> TrainConfig:
         config = from_mapping(cls, recipe.stages.get("train"), f"{recipe.path}: train")
         config.lora_settings(f"{recipe.path}: train.lora")
+        config.check_frozen_tokens(f"{recipe.path}: train")
         return config
+
+    def check_frozen_tokens(self, where: str = "train") -> None:
+        if self.frozen_tokens is None:
+            return
+        try:
+            re.compile(self.frozen_tokens)
+        except re.error as exc:
+            raise ConfigError(f"{where}.frozen_tokens: {self.frozen_tokens!r} is not a regular expression ({exc})") from None
+        if self.lora is not None:
+            raise ConfigError(f"{where}.frozen_tokens is for full fine-tuning (lora: null); LoRA freezes every embedding")
+        if self.weight_decay:
+            raise ConfigError(f"{where}.frozen_tokens needs weight_decay 0: decay would still shrink the frozen rows")
 
     def lora_settings(self, where: str = "train.lora") -> LoraSettings | None:
         if self.lora is None:

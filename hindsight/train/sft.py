@@ -29,6 +29,7 @@ from hindsight.stages import (
 )
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
+from hindsight.train.freeze import freeze_token_rows, frozen_rows
 
 
 def data_path(cfg: TrainConfig, recipe) -> Path:
@@ -82,6 +83,12 @@ def train(recipe, cfg: TrainConfig) -> dict:
         r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
         task_type="CAUSAL_LM", bias="none")
     model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
+    frozen = frozen_rows(tokenizer, cfg.frozen_tokens) if cfg.frozen_tokens else []
+    if cfg.frozen_tokens:
+        if not frozen:
+            raise ValueError(f"train.frozen_tokens {cfg.frozen_tokens!r} matches no token of {cfg.base_model}'s tokenizer")
+        freeze_token_rows(model, frozen)
+        print(f"train.frozen_tokens: {len(frozen)} token embeddings kept as they are", flush=True)
     if cfg.packing:
         check_packing(model, examples)
     args = SFTConfig(
@@ -109,7 +116,7 @@ def train(recipe, cfg: TrainConfig) -> dict:
         "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
         "train_loss": result.training_loss, "steps": trainer.state.global_step,
         "world_size": trainer.args.world_size, "software": software_versions(), "git_commit": git_commit(),
-        "recipe": recipe.to_dict(),
+        "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(cfg.output_dir, manifest)
