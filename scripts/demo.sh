@@ -2,6 +2,8 @@
 # The paper's Base-vs-SFT experiment in miniature, offline, on CPUs (`make demo`):
 #   bash scripts/demo.sh            # every stage, then the comparison table
 #   bash scripts/demo.sh base       # one stage: world base distill train eval compare
+#   SEED=1 bash scripts/demo.sh     # another seed for the world, the base, the teacher and the
+#                                   # trainer, into outputs/demo-seed1 (scripts/demo_seeds.sh runs several)
 # Every stage is the command a GPU user runs with their own recipe; the only demo-specific
 # stage is `base`, which makes a student that can act but knows nothing of the world:
 # a tiny Qwen3 with a tokenizer trained on the world's text, fully fine-tuned on naive
@@ -10,6 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"
 RECIPE="${RECIPE:-recipes/demo.yaml}"
+SEED="${SEED:-0}"
+if [[ "$SEED" != 0 ]]; then
+  out="outputs/demo-seed$SEED"
+  RECIPE_SETS="data.source=world:$SEED distill.seed=$SEED train.seed=$SEED policy.model=$out/base/model \
+train.base_model=$out/base/model distill.out_dir=$out/distill train.output_dir=$out/sft runs_dir=$out/runs ${RECIPE_SETS:-}"
+fi
 source scripts/recipe_sets.sh
 source scripts/stages.sh
 BASE_HIDDEN="${BASE_HIDDEN:-128}"     # the tiny student's width and depth
@@ -28,7 +36,7 @@ stage_base() {
   [[ "$(basename "$model")" == model ]] || { echo "train.base_model must end in /model, got $model" >&2; exit 2; }
   say "base: tiny Qwen3 → naive demonstrations → full fine-tuning → $model"
   "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
-    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --id-tokens --copy-steps "$BASE_COPY_STEPS" --id-copy-steps "$BASE_ID_COPY_STEPS" --no-system-turn
+    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --seed "$SEED" --id-tokens --copy-steps "$BASE_COPY_STEPS" --id-copy-steps "$BASE_ID_COPY_STEPS" --no-system-turn
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}" --samples "$NAIVE_SAMPLES"
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
