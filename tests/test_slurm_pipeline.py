@@ -40,7 +40,8 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     recipe["distill"]["out_dir"], recipe["train"]["output_dir"] = str(work / "distill"), str(work / "sft")
     recipe["runs_dir"] = str(work / "runs")
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(recipe))
-    sets = [f"distill.max_targets={TARGETS_PER_SPLIT}", "train.epochs=1", "policy.max_new_tokens=48"]
+    sets = [f"distill.max_targets={TARGETS_PER_SPLIT}", f"distill.candidates={CANDIDATES}", "train.epochs=1",
+            "policy.max_new_tokens=48"]
     env = {**slurm.env, "RECIPE": str(tmp_path / "demo.yaml"), "RECIPE_SETS": " ".join(sets), "SHARDS": str(SHARDS),
            "CPU_ONLY": "1", "DEMO_BASE": "1", "CPUS_PER_TASK": "1", "EVAL_LIMIT": str(EVAL_LIMIT),
            "BASE_HIDDEN": "32", "BASE_LAYERS": "1", "BASE_COPY_STEPS": "2", "BASE_EPOCHS": "0.05",

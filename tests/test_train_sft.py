@@ -28,7 +28,8 @@ def write_recipe(root: Path, model: Path, **train) -> Path:
     recipe = root / "recipe.yaml"
     recipe.write_text(json.dumps({
         "data": {"source": "world"}, "protocol": {"budget": 8, "abstract_words": 10},
-        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8},
+        # every flag-free demonstration: these tests need rows to train on, not a strict threshold
+        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8, "keep_quantile": 1.0},
         "train": settings}))  # JSON is YAML
     return recipe
 
@@ -152,3 +153,20 @@ def test_frozen_tokens_that_match_nothing_or_are_no_regex_are_refused(sft_set, t
                               ({"lora": None, "frozen_tokens": "^a", "weight_decay": 0.1}, "needs weight_decay 0")]:
         with pytest.raises(ConfigError, match=message):
             TrainConfig.from_recipe(load_recipe(write_recipe(tmp_path, tmp_path, **settings)))
+
+
+def test_frozen_rows_get_no_gradient_in_an_untied_lm_head_either():
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from hindsight.train.freeze import freeze_token_rows
+
+    config = Qwen3Config(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1, head_dim=8, tie_word_embeddings=False)
+    model = Qwen3ForCausalLM(config)
+    assert model.get_input_embeddings().weight is not model.get_output_embeddings().weight
+    freeze_token_rows(model, [3, 5])
+    ids = torch.tensor([[3, 5, 7, 9, 3, 5, 7, 9]])
+    model(input_ids=ids, labels=ids).loss.backward()
+    for weight in (model.get_input_embeddings().weight, model.get_output_embeddings().weight):
+        assert weight.grad[[3, 5]].abs().sum() == 0 and weight.grad[[7, 9]].abs().sum() > 0

@@ -1,16 +1,18 @@
-"""The offline privileged teacher: it reads the private block from its own prompt, opens with the
-brief's first sentence, then searches with short keyword queries of discriminative words (rare
-in the corpus, absent from the brief), and submits what its keyword searches surfaced, in the
-order they surfaced it.
+"""The offline privileged teacher: it reads the private block from its own prompt, searches the
+brief's first sentence (its opening search, first unless `opening_at` says otherwise) and
+short keyword queries of discriminative words (rare in the corpus, absent from the brief), and
+submits what its keyword searches surfaced, in the order they surfaced it.
 
 Keyword words are ranked by how many antecedents share them (weighted by tier) times their
-rarity in the corpus. The first keyword query is the top words, the same for every candidate,
-so that targets which need the same mechanism get the same move; later ones sample from the
-top of the ranking and differ by seed. It never copies a title or a phrase: a keyword query is
-2-3 single words in an order of its own, well under the n-gram length that flags private
-copying. The opening search, the one any searcher makes, finds papers on the same problem; a
-teacher that skipped it taught the demo's student to skip it too, and that student then found
-nothing graded for more targets than the base did (README, "The demo").
+rarity in the corpus. The first keyword query is the same for every candidate and, as far as
+the private block allows, for every target that needs the same mechanism (see `_plan`); later
+ones sample from the top of the ranking and differ by seed. It never copies a title or a
+phrase: a keyword query is 2-3 single words in an order of its own, well under the n-gram
+length that flags private copying. The opening search, the one any searcher makes, finds papers
+on the same problem; a teacher that skipped it taught the demo's student to skip it too, and
+that student then found nothing graded for more targets than the base did. The demo makes it
+second, after one keyword search: a keyword query right after the brief is what its student
+learned to write (README, "The demo").
 
 The submission is what a student can imitate: the results of its keyword searches, whole and
 in the order they came back, then the opening search's if there is room. The hindsight is in

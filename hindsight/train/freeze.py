@@ -21,12 +21,14 @@ def frozen_rows(tokenizer, pattern: str) -> list[int]:
 
 
 def freeze_token_rows(model, rows: list[int]) -> None:
-    """Zero the embedding gradient of `rows` (and so of a tied LM head) before anything reads it:
-    with no weight decay the optimizer then never moves them, and gradient clipping does not
-    count them."""
+    """Zero the gradient of `rows` of the input embeddings and of the LM head (one matrix when
+    they are tied) before anything reads it: with no weight decay the optimizer then never
+    moves them, and gradient clipping does not count them."""
     import torch
 
-    weight = model.get_input_embeddings().weight
-    mask = torch.ones(weight.shape[0], 1, dtype=weight.dtype, device=weight.device)
-    mask[rows] = 0
-    weight.register_hook(lambda grad: grad * mask)
+    weights = {id(module.weight): module.weight for module in (model.get_input_embeddings(), model.get_output_embeddings())
+               if module is not None}
+    for weight in weights.values():
+        mask = torch.ones(weight.shape[0], 1, dtype=weight.dtype, device=weight.device)
+        mask[rows] = 0
+        weight.register_hook(lambda grad, mask=mask: grad * mask)
