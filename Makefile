@@ -53,7 +53,7 @@ venv-vllm: $(VLLM_VENV)/.installed
 test-vllm: venv-vllm
 	$(VLLM_BIN)/python -m pytest -q -m vllm tests/test_vllm_engine.py
 
-# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 13 minutes on 2 cores once .venv exists).
+# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 11 minutes on 2 cores once .venv exists).
 demo: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh
 

@@ -38,6 +38,8 @@ stage_base() {
   "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
     --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --seed "$SEED" --id-tokens --copy-steps "$BASE_COPY_STEPS" --id-copy-steps "$BASE_ID_COPY_STEPS" --no-system-turn
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}" --samples "$NAIVE_SAMPLES"
+  # The recipe's train section holds here too, but for what is set: train.frozen_tokens keeps the
+  # paper-id pieces as the copying curriculum left them, for the base as for the SFT student.
   "$PYTHON" train/sft.py "$RECIPE" "${SETS[@]}" --set train.lora=null --set "train.base_model=$dir/init" \
     --set "train.output_dir=$dir" --set "train.data=$(get distill.out_dir)/naive_sft.jsonl" \
     --set "train.epochs=$BASE_EPOCHS" --set "train.learning_rate=$BASE_LR"
