@@ -74,3 +74,21 @@ def test_the_wheel_holds_only_the_hindsight_package(tmp_path):
     wheel = next(tmp_path.glob("hindsight-*.whl"))
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"hindsight"}
+
+
+def test_the_core_imports_no_stage_package():
+    import ast
+
+    stages = ("hindsight.distill", "hindsight.train", "hindsight.eval", "hindsight.build")
+    found = []
+    for path in (ROOT / "hindsight").rglob("*.py"):
+        if path.relative_to(ROOT / "hindsight").parts[0] in {"distill", "train", "eval", "build"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                      if name == "hindsight" and isinstance(node, ast.ImportFrom) and any(
+                          alias.name in {s.split(".")[1] for s in stages} for alias in node.names)
+                      or name.startswith(stages)]
+    assert found == []

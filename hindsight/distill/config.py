@@ -39,3 +39,9 @@ class DistillConfig:
     @classmethod
     def from_recipe(cls, recipe) -> DistillConfig:
         return from_mapping(cls, recipe.stages.get("distill"), f"{recipe.path}: distill")
+
+
+def recipe_summary(recipe) -> str:
+    """For `hindsight validate`: the distill section read and checked, and what it would write."""
+    cfg = DistillConfig.from_recipe(recipe)
+    return f"teacher {cfg.teacher} ×{cfg.candidates} → {cfg.out_dir}"

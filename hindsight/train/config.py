@@ -73,3 +73,10 @@ class TrainConfig:
         if settings.rank not in VLLM_LORA_RANKS:
             raise ConfigError(f"{where}.rank: {settings.rank} cannot be served by vLLM; use one of {VLLM_LORA_RANKS}")
         return settings
+
+
+def recipe_summary(recipe) -> str:
+    """For `hindsight validate`: the train section read and checked, and what it would write."""
+    cfg = TrainConfig.from_recipe(recipe)
+    lora = cfg.lora_settings(f"{recipe.path}: train.lora")
+    return f"{'LoRA r ' + str(lora.rank) if lora else 'full fine-tuning'} of {cfg.base_model} → {cfg.output_dir}"

@@ -83,8 +83,9 @@ def train(recipe, cfg: TrainConfig) -> dict:
         r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
         task_type="CAUSAL_LM", bias="none")
     model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
-    frozen = frozen_rows(tokenizer, cfg.frozen_tokens) if cfg.frozen_tokens else []
+    frozen = []
     if cfg.frozen_tokens:
+        frozen = frozen_rows(tokenizer, cfg.frozen_tokens)
         if not frozen:
             raise ValueError(f"train.frozen_tokens {cfg.frozen_tokens!r} matches no token of {cfg.base_model}'s tokenizer")
         freeze_token_rows(model, frozen)
