@@ -25,7 +25,6 @@ the opening search's T1 papers ahead of the keyword searches' T3 ones (README, "
 
 from __future__ import annotations
 
-import json
 import random
 import re
 
@@ -33,7 +32,7 @@ from hindsight.distill.guard import is_refusal
 from hindsight.distill.prompts import PRIVATE_HEADER
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
-from hindsight.policy.scripted import first_sentence_query
+from hindsight.policy.scripted import first_sentence_query, searches
 from hindsight.prompts import brief_from_messages
 from hindsight.search.text import analyze
 
@@ -123,16 +122,10 @@ class ScriptedTeacher:
 
     def _forwarded(self, conv: Conversation) -> list[dict]:
         opening_query = first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)
-        keyword_searches, opening, query = [], [], None
-        for message in conv.messages:
-            if message["role"] == "assistant" and message.get("tool_calls"):
-                query = message["tool_calls"][0]["function"]["arguments"].get("query")
-            elif message["role"] == "tool":
-                ids = [hit["id"] for hit in json.loads(message["content"]).get("results", [])]
-                (opening if query == opening_query else keyword_searches).append(ids)
-        forwarded: list[str] = []
-        for block in [*keyword_searches, *opening]:
-            forwarded.extend(pid for pid in block if pid not in forwarded)
+        done = searches(conv.messages)
+        keyword_first = [ids for query, ids in done if query != opening_query] + \
+                        [ids for query, ids in done if query == opening_query]
+        forwarded = list(dict.fromkeys(pid for ids in keyword_first for pid in ids))
         # No rationale: a fixed sentence would carry no information and, ten times per
         # demonstration, outweigh the queries in a student's loss.
         return [{"id": pid} for pid in forwarded[: self.submit]]

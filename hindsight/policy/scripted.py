@@ -10,6 +10,17 @@ from hindsight.policy.parsing import ToolCall
 from hindsight.prompts import brief_from_messages
 
 
+def searches(messages: list[dict]) -> list[tuple[str | None, list[str]]]:
+    """Each search of a conversation so far, in order: its query and the ids it returned."""
+    done, query = [], None
+    for message in messages:
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            query = message["tool_calls"][0]["function"]["arguments"].get("query")
+        elif message["role"] == "tool":
+            done.append((query, [hit["id"] for hit in json.loads(message["content"]).get("results", [])]))
+    return done
+
+
 def first_sentence_query(brief: str, max_words: int = 64) -> str:
     """The brief's first sentence as a query: what a searcher who knows nothing else types first."""
     return " ".join(brief.split(". ")[0].rstrip(".").split()[:max_words])
@@ -70,15 +81,10 @@ class NaiveExplorer:
         return [first_sentence_query(brief), *later][:searches]
 
     def _turn(self, conv: Conversation) -> Turn:
-        queries = self._queries(conv)
-        results = [m for m in conv.messages if m["role"] == "tool"]
-        if len(results) < len(queries):
-            return Turn(calls=[ToolCall("search_papers", {"query": queries[len(results)]})])
-        surfaced: list[str] = []
-        for message in results:
-            for hit in json.loads(message["content"]).get("results", []):
-                if hit["id"] not in surfaced:
-                    surfaced.append(hit["id"])
+        queries, done = self._queries(conv), searches(conv.messages)
+        if len(done) < len(queries):
+            return Turn(calls=[ToolCall("search_papers", {"query": queries[len(done)]})])
+        surfaced = list(dict.fromkeys(pid for _, ids in done for pid in ids))
         return Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": pid} for pid in surfaced[: self.submit]]})])
 
     def describe(self) -> dict:
