@@ -1,27 +1,33 @@
 """The leak vocabulary: one way to normalise text and find ids in it, shared by the replay
 validator and the leak audit, so that both judge the same text the same way.
 
-Text is folded before any comparison: Unicode compatibility forms (full-width letters and
-digits, ligatures, no-break spaces), invisible format characters (zero-width spaces and joiners,
-soft hyphens) removed, look-alike letters from other scripts mapped to Latin, diacritics dropped,
-every dash made a hyphen, lower case. Words are then spelled one way (British and American
+Text is folded before any comparison, by class of character rather than by example:
+percent-encoding and HTML entities undone, Unicode compatibility forms (full-width letters and
+digits, ligatures, no-break spaces), every format character and mark removed (zero-width
+characters, joiners, variation selectors, combining and enclosing marks), every decimal digit
+of any script made ASCII, look-alike capitals and letters of other scripts mapped to Latin,
+diacritics dropped, every dash made a hyphen, lower case. Inside a word, digits and signs written
+for letters are read as the letters ("hi3rarchica1"); inside an id, letters written for digits
+are read as digits ("2106.O9OO1"). Words are then spelled one way (British and American
 variants meet) and stemmed by the search analyser's own stemmer, so a word form that the search
 would match counts as the same word. Hyphenated and joined spellings meet because adjacent words
 are also compared joined, and words run together are cut apart against the private text's own
 vocabulary.
 
 What string rules cannot catch, a paraphrase with synonyms, is left to the teacher's
-instructions and the audit sample (README, "The information boundary").
+instructions and the audit sample (docs/concepts/boundary.md).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import unquote
 
 from hindsight.ids import normalize_arxiv_id
 from hindsight.search.text import _STOPWORDS, _stem
@@ -46,17 +52,69 @@ _CONTENT_STOP = frozenset(_STOPWORDS) | {"via", "using", "towards", "toward"}
 _GLUE = frozenset(w for w in _CONTENT_STOP if len(w) >= 2)
 
 
+# Capital letters of other scripts that render like Latin capitals: mapped before lower-casing,
+# where they would become other letters (Greek Η is "h" to the eye, η after lower()).
+_CAPITAL_CONFUSABLES = str.maketrans({
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H",
+    "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ү": "Y", "Ԛ": "Q",
+    "Ԝ": "W", "Ӏ": "I", "Ь": "b",
+})
+# Digits and signs written for letters inside a word ("hi3rarchica1", "cl@ssifier").
+_LEET = str.maketrans({"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"})
+_LEET_I = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"})
+_ONE_IN_WORD = re.compile(r"[a-z]1|1[a-z]")
+_SIGN_FOR_LETTER = re.compile(r"(?<=[a-z0-9])[@$](?=[a-z0-9])")
+_MARKS = frozenset({"Cf", "Mn", "Me", "Mc"})
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+
+
+def decoded(text: str) -> str:
+    """Percent-encoding (a title in a URL) and HTML entities undone, twice over for text encoded twice."""
+    for _ in range(2):
+        if "%" in text and _PERCENT.search(text):
+            text = unquote(text)
+        if "&" in text:
+            text = html.unescape(text)
+    return text
+
+
 def fold(text: str) -> str:
-    """Text as compared: compatibility forms, no invisible characters, Latin letters, no
-    diacritics, ASCII hyphens, lower case."""
-    if text.isascii():
-        return text.lower()
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join("-" if unicodedata.category(ch) == "Pd" else ch for ch in text
-                   if unicodedata.category(ch) != "Cf")
-    text = text.lower().translate(_CONFUSABLES)
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in text if not unicodedata.combining(ch))
+    """Text as compared, by class of character rather than by example: encodings undone,
+    compatibility forms, every format character and mark dropped (zero-width joiners, variation
+    selectors, combining and enclosing marks), every decimal digit in ASCII, look-alike capitals
+    and letters of other scripts mapped to Latin, diacritics dropped, ASCII hyphens, lower case."""
+    text = decoded(text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(_fold_char(ch) for ch in text).translate(_CAPITAL_CONFUSABLES)
+        text = text.lower().translate(_CONFUSABLES)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if unicodedata.category(ch) not in _MARKS)
+    text = text.lower()
+    return _SIGN_FOR_LETTER.sub(lambda m: "a" if m.group() == "@" else "s", text) if ("@" in text or "$" in text) else text
+
+
+def _fold_char(ch: str) -> str:
+    category = unicodedata.category(ch)
+    if category in _MARKS:
+        return ""
+    if category == "Nd":
+        return str(unicodedata.decimal(ch))
+    return "-" if category == "Pd" else ch
+
+
+def _read_digits(word: str, one: str) -> str:
+    """A word of letters and digits as the word it disguises, its digits read as the letters they
+    stand for (1 as `one`: l or i). Words of digits alone (years, id parts) are left as they are."""
+    if word.isalpha() or word.isdigit():
+        return word
+    return word.translate(_LEET_I if one == "i" else _LEET)
+
+
+def _readings(text: str) -> tuple[str, ...]:
+    """How a 1 inside a word may be read: as l, and also as i where the text has such a word."""
+    return ("l", "i") if _ONE_IN_WORD.search(fold(text)) else ("l",)
 
 
 @lru_cache(maxsize=200_000)
@@ -86,19 +144,23 @@ def segment(word: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
     return tuple(best[-1]) if best[-1] and len(best[-1]) > 1 else (word,)
 
 
-def words(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:
-    """The folded words of `text`, in order (hyphens split words; words of `vocabulary` run
-    together are cut apart)."""
-    found = _WORD.findall(fold(text))
+def words(text: str, vocabulary: frozenset[str] = frozenset(), one: str = "l") -> list[str]:
+    """The folded words of `text`, in order (hyphens split words; digits inside a word read as
+    letters, 1 as `one`; words of `vocabulary` run together are cut apart)."""
+    found = [_read_digits(w, one) for w in _WORD.findall(fold(text))]
     return [piece for w in found for piece in segment(w, vocabulary)] if vocabulary else found
 
 
 @lru_cache(maxsize=4096)
 def terms(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]:
     """Every term `text` holds: its words' stems and the stems of adjacent words joined
-    ("state space" also holds "statespac"), so split and joined spellings meet."""
-    ws = words(text, vocabulary)
-    return frozenset({spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])})
+    ("state space" also holds "statespac"), so split and joined spellings meet; a word written
+    with digits for letters holds each of its readings."""
+    held: set[str] = set()
+    for one in _readings(text):
+        ws = words(text, vocabulary, one)
+        held |= {spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])}
+    return frozenset(held)
 
 
 def content_words(text: str) -> list[str]:
@@ -106,9 +168,12 @@ def content_words(text: str) -> list[str]:
 
 
 def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset()) -> set[tuple[str, ...]]:
-    """Word n-grams of the folded, stemmed text."""
-    stems = [spelled(w) for w in words(text, vocabulary)]
-    return {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
+    """Word n-grams of the folded, stemmed text (under each reading of its digits)."""
+    grams: set[tuple[str, ...]] = set()
+    for one in _readings(text):
+        stems = [spelled(w) for w in words(text, vocabulary, one)]
+        grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
+    return grams
 
 
 @lru_cache(maxsize=100_000)
@@ -163,11 +228,23 @@ _NEW_ID = re.compile(rf"(?<![0-9])(\d{_SEP}\d{_SEP}\d{_SEP}\d){_SEP}[.\-_/ ]{_SE
 _OLD_ID = re.compile(r"\b([a-z]+(?:-[a-z]+)*)(?:\.[a-z]{2})?\s*/\s*(\d{7})\b")
 
 
+# An id with letters for some of its digits ("2106.O9OO1", "21O6.09001"): o for 0, l or i for 1.
+_ID_WITH_LETTERS = re.compile(r"(?<![a-z0-9])([0-9oli]{4})([.\-_/ ])([0-9oli]{4,5})(?=v\d|(?![a-z0-9]))")
+
+
+def _digits_for_letters(match: re.Match) -> str:
+    head, separator, tail = match.groups()
+    if sum(ch.isdigit() for ch in head + tail) < 5:     # mostly letters: a word, not an id
+        return match.group()
+    as_digits = str.maketrans({"o": "0", "l": "1", "i": "1"})
+    return head.translate(as_digits) + separator + tail.translate(as_digits)
+
+
 def ids_in(text: str) -> set[str]:
     """The canonical arXiv ids written anywhere in `text`, however separated or spelled."""
     if not _DIGITS.search(text):
         return set()
-    folded = fold(text)
+    folded = _ID_WITH_LETTERS.sub(_digits_for_letters, fold(text))
     found = set()
     for head, tail in _NEW_ID.findall(folded):
         candidate = normalize_arxiv_id(re.sub(r"\D", "", head) + "." + re.sub(r"\D", "", tail))
@@ -187,7 +264,7 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
     if not private or not _DIGITS.search(text):
         return set()
     hits = ids_in(text) & private
-    squashed = _squash(fold(text))
+    squashed = _squash(_ID_WITH_LETTERS.sub(_digits_for_letters, fold(text)))
     return hits | {pid for pid in private if _squash(pid) in squashed}
 
 
@@ -267,14 +344,16 @@ def paper_ids(papers: list[dict]) -> set[str]:
 
 def check_messages(messages: list[dict], private: PrivateText, brief: str, n: int, share: float) -> list[Finding]:
     """Every leak in a conversation that the ordinary interface could not explain, judged over
-    the whole trajectory: titles against all queries so far, private ids anywhere in what the
-    assistant wrote unless a search of this conversation returned them first, phrases of the
-    private block that the brief does not also hold, more than one call in a reply, and
-    submitted or read ids that no search returned."""
-    public_ngrams = ngrams(brief, n)
-    private_ngrams = private.ngrams - public_ngrams
-    public = set(terms(brief))       # words the agent may write without hindsight: the brief's and the results'
+    the whole trajectory: titles against all queries so far, and against everything the
+    assistant wrote so far (queries, rationales, free text, any argument), private ids anywhere
+    in what it wrote unless a search of this conversation returned them first, phrases of the
+    private block that neither the brief nor a result shown before holds, more than one call in
+    a reply, and submitted or read ids that no search returned. Text a search showed is public
+    from then on, like the brief: quoting a result is no leak."""
     vocabulary = private.vocabulary
+    public_ngrams = ngrams(brief, n) | ngrams(brief, n, vocabulary)
+    public = set(terms(brief))       # words the agent may write without hindsight: the brief's and the results'
+    written_private: set[str] = set()  # terms of all the assistant wrote, less what was public when it wrote them
     surfaced: set[str] = set()
     queries: list[str] = []
     reported: set[str] = set()       # titles already found spelled out (each is reported once)
@@ -284,7 +363,10 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
             papers = papers_shown(message.get("content") or "")
             surfaced |= paper_ids(papers)
             # what the agent was shown (not the answer's JSON keys) is public from now on
-            public |= terms(" ".join(s for paper in papers for s in _strings(paper)))
+            shown = [s for paper in papers for s in _strings(paper)]
+            public |= terms(" ".join(shown))
+            for text in shown:
+                public_ngrams |= ngrams(text, n) | ngrams(text, n, vocabulary)
             continue
         if message.get("role") != "assistant":
             continue
@@ -317,17 +399,23 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
             if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in surfaced:
                 findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
         for text in written:
-            shared = ngrams(text, n, vocabulary) & private_ngrams
+            shared = (ngrams(text, n, vocabulary) & private.ngrams) - public_ngrams
             if shared:
                 findings.append(Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block"))
             leaked = private_id_in(text, private.ids - surfaced)
             if leaked:
                 findings.append(Finding("identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"))
-            if text in queries or not _LETTER.search(text):
+            if not _LETTER.search(text):
                 continue
             held = terms(text, vocabulary)
+            written_private |= held - public_now
             for whose, title in private.titles:
+                if whose in reported:
+                    continue
                 coverage, length = title_coverage(title, held, public_now)
-                if length >= 3 and coverage >= share:
-                    findings.append(Finding("private_copy", turn, text, f"holds {coverage:.0%} of {whose}'s title"))
+                so_far, _ = title_coverage(title, written_private, public_now)
+                if length >= 3 and max(coverage, so_far) >= share:
+                    reported.add(whose)
+                    where = "holds" if coverage >= share else "with what the assistant wrote before, holds"
+                    findings.append(Finding("private_copy", turn, text, f"{where} {max(coverage, so_far):.0%} of {whose}'s title"))
     return findings

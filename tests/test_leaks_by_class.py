@@ -1,0 +1,161 @@
+"""The boundary's second round: disguises by class of character and of encoding, a title spread
+over several rationales, and the legitimate quoting of what a search showed.
+
+Each generator draws from a whole class (any mark of categories Mn/Me/Cf, any decimal digit
+system, any look-alike capital, any digit-for-letter substitution, percent- and HTML-encoding),
+not from a list of examples: the validator's check and the leak audit must flag every case, and
+must never flag a quote or repeat of a title or id a search of the episode had returned.
+"""
+
+import html
+import sys
+import unicodedata
+from functools import lru_cache
+from urllib.parse import quote
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from hindsight.leaks import content_words, spelled, terms
+from tests.test_leaks_adversarial import (
+    N,
+    SETTINGS,
+    SHARE,
+    a_title,
+    check_messages,
+    conversation,
+    flagged,
+    instances,
+    private_for,
+    audit_row,
+)
+
+
+@lru_cache(maxsize=None)
+def characters_of(*categories: str) -> tuple[str, ...]:
+    return tuple(ch for ch in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(ch) in categories)
+
+
+@lru_cache(maxsize=None)
+def digit_systems() -> tuple[tuple[str, ...], ...]:
+    """Every run of ten decimal digits 0-9 Unicode has (Arabic-Indic, Devanagari, Thai, ...)."""
+    zeros = [ch for ch in characters_of("Nd") if unicodedata.decimal(ch) == 0]
+    return tuple(tuple(chr(ord(z) + i) for i in range(10)) for z in zeros
+                 if all(unicodedata.decimal(chr(ord(z) + i), -1) == i for i in range(10)))
+
+
+# Latin capitals and the capitals of other scripts that are drawn the same
+CAPITALS = {"A": "ΑА", "B": "ΒВ", "E": "ΕЕ", "H": "ΗН", "I": "ΙІӀ", "K": "ΚК", "M": "ΜМ", "N": "Ν", "O": "ΟО",
+            "P": "ΡР", "T": "ΤТ", "X": "ΧХ", "Y": "ΥҮ", "Z": "Ζ", "C": "С", "S": "Ѕ", "J": "Ј"}
+LEET = {"o": "0", "l": "1", "i": "1", "e": "3", "a": "4", "s": "5", "t": "7"}
+
+
+@st.composite
+def marked(draw, text: str) -> str:
+    """Marks of any non-spacing, enclosing or format category after letters (U+20DD circles,
+    U+034F joiners, variation selectors, zero-width characters...)."""
+    marks = characters_of("Mn", "Me", "Cf")
+    return "".join(ch + (draw(st.sampled_from(marks)) if ch.isalpha() and draw(st.booleans()) else "") for ch in text)
+
+
+@st.composite
+def capitalised_lookalikes(draw, text: str) -> str:
+    out = []
+    for ch in text.upper():
+        out.append(draw(st.sampled_from(CAPITALS[ch])) if ch in CAPITALS and draw(st.booleans()) else ch)
+    return "".join(out)
+
+
+@st.composite
+def digits_for_letters(draw, text: str) -> str:
+    words = []
+    for word in text.split():
+        letters = [LEET[ch] if ch in LEET and draw(st.integers(0, 2)) == 0 else ch for ch in word.lower()]
+        words.append("".join(letters))
+    return " ".join(words)
+
+
+@st.composite
+def encoded(draw, text: str) -> str:
+    how = draw(st.sampled_from(["url", "url-plus", "entities", "markdown"]))
+    if how == "url":
+        return f"https://example.org/search?q={quote(text)}"
+    if how == "url-plus":
+        return f"see https://example.org/{quote(text.replace(' ', '-'), safe='')}"
+    if how == "entities":
+        return "".join(f"&#{ord(ch)};" if ch.isalpha() and draw(st.booleans()) else html.escape(ch) for ch in text)
+    return f"[{text}](https://example.org/{quote(text)})"
+
+
+CLASSES = {"marks": marked, "capitals": capitalised_lookalikes, "digits for letters": digits_for_letters,
+           "encodings": encoded}
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(sorted(CLASSES)), st.sampled_from(["query", "rationale"]))
+def test_a_title_disguised_by_any_class_is_flagged_by_both(data, kind, where):
+    instance, title = a_title(data.draw)
+    text = data.draw(CLASSES[kind](title))
+    messages = conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], rationale=text)
+    flags, audit = flagged(instance, messages)
+    assert flags & {"identifying_query", "private_copy"} and audit, (kind, where, text)
+
+
+@SETTINGS
+@given(st.data())
+def test_a_private_id_in_any_digit_system_or_with_letters_for_digits_is_flagged_by_both(data):
+    instance = data.draw(st.sampled_from(instances()))
+    pid = data.draw(st.sampled_from([lab.id for lab in instance.labels if "." in lab.id] or [None]))
+    assume(pid)
+    if data.draw(st.booleans()):
+        system = data.draw(st.sampled_from(digit_systems()))
+        text = "".join(system[int(ch)] if ch.isdigit() else ch for ch in pid)
+    else:
+        text = "".join({"0": "O", "1": data.draw(st.sampled_from("lI"))}.get(ch, ch) if data.draw(st.booleans()) else ch
+                       for ch in pid)
+    text = data.draw(st.sampled_from([text, f"arXiv:{text}", f"see {text}v2"]))
+    flags, audit = flagged(instance, conversation(instance, ["keyword"], rationale=text))
+    assert "identifying_query" in flags and audit, text
+
+
+@SETTINGS
+@given(st.data())
+def test_a_title_spread_over_several_rationales_is_flagged_by_both(data):
+    instance, title = a_title(data.draw)
+    words = title.split()
+    assume(len(content_words(title)) >= 4)
+    middle = data.draw(st.integers(1, len(words) - 1))
+    # each piece alone holds less than the share of the title's words beyond the brief
+    pieces = [" ".join(words[:middle]), " ".join(words[middle:])]
+    brief = terms(instance.brief)
+    stems = [spelled(w) for w in content_words(title)]
+    for piece in pieces:
+        alone = [spelled(w) for w in content_words(piece) if spelled(w) not in brief]
+        assume(len(alone) < SHARE * len(stems))
+    messages = conversation(instance, ["keyword"], submit=())
+    # two submitted papers, each with one piece as its rationale
+    submission = messages[-2]["tool_calls"][0]["function"]["arguments"]
+    submission["papers"] = [{"id": "2001.00001", "rationale": pieces[0]}, {"id": "2001.00002", "rationale": pieces[1]}]
+    flags, audit = flagged(instance, messages)
+    assert "private_copy" in flags and audit, pieces
+
+
+@SETTINGS
+@given(st.data())
+def test_quoting_and_repeating_titles_and_ids_a_search_returned_is_never_flagged(data):
+    instance = data.draw(st.sampled_from(instances()))
+    label = data.draw(st.sampled_from(instance.labels))
+    returned = [{"id": lab.id, "title": lab.title} for lab in instance.labels]
+    prefix = data.draw(st.sampled_from(["", "arXiv:", "https://arxiv.org/abs/"]))
+    suffix = data.draw(st.sampled_from(["", "v1", "v3"]))
+    quote_ = data.draw(st.sampled_from([f'"{label.title}"', f"{label.title} ({prefix}{label.id}{suffix})",
+                                        f"builds on {prefix}{label.id}{suffix}: {label.title}"]))
+    repeat = data.draw(st.booleans())
+    queries = ["keyword search", label.title] if repeat else ["keyword search"]
+    submit = (label.id + suffix,)
+    messages = conversation(instance, queries, papers=returned, rationale=quote_, submit=submit)
+    private = private_for(instance)
+    findings = [f for f in check_messages(messages, private, instance.brief, N, SHARE)
+                if not (f.flag == "identifying_query" and "an arXiv id in a query" in f.reason)]
+    assert findings == [], (quote_, queries, [str(f) for f in findings])
+    assert audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE) == []
