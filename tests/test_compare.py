@@ -183,3 +183,21 @@ def test_the_overlap_slice_without_a_training_set_is_refused(two_runs):
     runs = [load_run(two_runs / "runs" / name) for name in ("base", "sft")]
     with pytest.raises(ComparisonError, match="needs the SFT set"):
         compare_runs(runs, load_instances(runs[0].instances_path), n=10, slices=("overlap",))
+
+
+def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_runs, capsys):
+    out = two_runs / "r.json"
+    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
+                         "--slice", "both-submitted", "--json", str(out)]) == 0
+    groups = json.loads(out.read_text())["slices"]["both-submitted"]
+    # base has no episode for t5; sft's t4 ran out of budget: t0-t3 are left
+    both = groups["every run submitted"]
+    assert both["targets"] == 4 and groups["not every run submitted"]["targets"] == 2
+    assert both["funnel"]["base"]["ndcg10"] == pytest.approx(1 / 4)
+    assert both["funnel"]["sft"]["ndcg10"] == pytest.approx(1.0)
+    difference = both["funnel_differences"]["sft - base"]
+    assert difference["ndcg10"]["diff"] == pytest.approx(0.75)
+    assert difference["exposed_gain"]["diff"] == pytest.approx(0.75)
+    assert both["differences"]["sft - base"] == difference["ndcg10"]
+    printed = capsys.readouterr().out
+    assert "every run submitted" in printed and "selected, sft - base (95% CI)" in printed

@@ -73,7 +73,8 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
     parser.add_argument("--trec", type=Path, help="write TREC qrels and run files into this folder")
     parser.add_argument("--html", type=Path, help="write the episode viewer into this folder (open its index.html)")
     parser.add_argument("--slice", action="append", default=[],
-                        help="also report nDCG@10 by this field: split, flagged, labels, or any instance field "
+                        help="also report the funnel by this field: both-submitted (targets where every run "
+                             "submitted a valid answer), split, flagged, labels, or any instance field "
                              "(dotted, e.g. audit.topic); repeatable")
     if several_runs:
         parser.add_argument("--training-set", type=Path, metavar="SFT_JSONL",

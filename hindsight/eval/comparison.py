@@ -113,6 +113,8 @@ def paired_differences(a: list[dict], b: list[dict], n: int = 10_000, seed: int 
 
 
 OVERLAP = "overlap"
+BOTH_SUBMITTED = "both-submitted"
+SLICE_FUNNEL = ("exposed_gain", "selected_gain", "ndcg10")
 
 
 def demonstrated_ids(sft_path) -> set[str]:
@@ -133,7 +135,14 @@ def demonstrated_ids(sft_path) -> set[str]:
     return paper_ids(papers)
 
 
-def slice_value(instance: Instance, score: dict, field: str, demonstrated: set[str] | None = None) -> str:
+def slice_value(instance: Instance, scores: dict[str, dict], field: str, demonstrated: set[str] | None = None) -> str:
+    """The group `instance` falls in; `scores` maps each run's name to its score row for the
+    instance, the baseline first."""
+    score = next(iter(scores.values()))
+    if field == BOTH_SUBMITTED:
+        # targets where no arm's answer was lost to its format: what is left is search and choice
+        submitted = all(row["status"] == "submitted" for row in scores.values())
+        return "every run submitted" if submitted else "not every run submitted"
     if field == OVERLAP:
         if demonstrated is None:
             raise ComparisonError("the overlap slice needs the SFT set the student was trained on (--training-set)")
@@ -170,12 +179,21 @@ def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, se
     for field in slices:
         groups: dict[str, list[int]] = defaultdict(list)
         for i, instance in enumerate(instances):
-            groups[slice_value(instance, scores[base][i], field, demonstrated)].append(i)
-        report["slices"][field] = {
-            value: {"targets": len(rows),
-                    "ndcg10": {name: aggregate([scores[name][i] for i in rows])["ndcg10"] for name in scores},
-                    "differences": {f"{o.name} - {base}": paired_differences(
-                        [scores[base][i] for i in rows], [scores[o.name][i] for i in rows], n, seed)["ndcg10"]
-                        for o in runs[1:]}}
-            for value, rows in sorted(groups.items(), key=_natural)}
+            groups[slice_value(instance, {name: scores[name][i] for name in scores}, field, demonstrated)].append(i)
+        report["slices"][field] = {value: _slice_group(rows, scores, runs, n, seed)
+                                   for value, rows in sorted(groups.items(), key=_natural)}
     return report
+
+
+def _slice_group(rows: list[int], scores: dict[str, list[dict]], runs: list[Run], n: int, seed: int) -> dict:
+    """One slice group: its size, each run's funnel means, and each difference from the baseline
+    with its paired interval (nDCG@10 under `differences`, the funnel under `funnel_differences`)."""
+    base = runs[0].name
+    means = {name: aggregate([scores[name][i] for i in rows]) for name in scores}
+    differences = {f"{o.name} - {base}": paired_differences([scores[base][i] for i in rows],
+                                                            [scores[o.name][i] for i in rows], n, seed)
+                   for o in runs[1:]}
+    return {"targets": len(rows), "ndcg10": {name: means[name]["ndcg10"] for name in scores},
+            "funnel": {name: {key: means[name][key] for key in SLICE_FUNNEL} for name in scores},
+            "differences": {name: d["ndcg10"] for name, d in differences.items()},
+            "funnel_differences": {name: {key: d[key] for key in SLICE_FUNNEL} for name, d in differences.items()}}

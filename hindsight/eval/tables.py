@@ -78,14 +78,19 @@ def win_tie_loss_line(report: dict) -> str:
     return "Per-target nDCG@10 " + "; ".join(parts) if parts else ""
 
 
+SLICE_LABELS = {"exposed_gain": "exposed", "selected_gain": "selected", "ndcg10": "final"}
+
+
 def slice_tables(report: dict, markdown: bool = False) -> str:
     out = []
     names = list(report["runs"])
     for field, groups in report["slices"].items():
         header = [field, "targets", *(f"nDCG@10 {n}" for n in names),
-                  *(f"{d} (95% CI)" for d in report["differences"])]
+                  *(f"{label}, {d} (95% CI)" for d in report["differences"] for label in SLICE_LABELS.values())]
         rows = [[value, str(g["targets"]), *(_value("ndcg10", g["ndcg10"][n]) for n in names),
-                 *(_difference("ndcg10", d) for d in g["differences"].values())] for value, g in groups.items()]
+                 *(_difference(key, differences[key]) for differences in g["funnel_differences"].values()
+                   for key in SLICE_LABELS)]
+                for value, g in groups.items()]
         out.append(_grid(header, rows, markdown))
     return "\n\n".join(out)
 

@@ -89,7 +89,7 @@ def index_row(number: int, instance: Instance, runs: list[Run], scores: dict[str
               slices: tuple[str, ...], demonstrated: set[str] | None) -> dict:
     row = {"n": number, "id": instance.id, "brief": instance.brief[:160], "labels": scores[runs[0].name]["n_labels"],
            "runs": {run.name: {key: scores[run.name][key] for key in INDEX_METRICS} for run in runs},
-           "slices": {field: slice_value(instance, scores[runs[0].name], field, demonstrated) for field in slices}}
+           "slices": {field: slice_value(instance, scores, field, demonstrated) for field in slices}}
     if len(runs) > 1:
         row["outcome"] = outcome(scores[runs[0].name]["ndcg10"], scores[runs[1].name]["ndcg10"])
     return row
