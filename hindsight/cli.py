@@ -23,6 +23,7 @@ COMMANDS = {
     "run": ("hindsight.eval.run", "run one policy over the evaluation split"),
     "compare": ("hindsight.eval.compare", "compare runs: funnel, end-to-end metrics, paired intervals"),
     "report": ("hindsight.eval.report", "print one run"),
+    "gate": ("hindsight.eval.gate", "check a student can act at all (the recipe's gate section)"),
     "validate": ("hindsight.cli", "check recipes: every section's typed config, nothing run"),
 }
 
@@ -30,12 +31,12 @@ COMMANDS = {
 # The stage sections' configs, by module like COMMANDS: each has recipe_summary(recipe), which
 # reads its section into the typed config (raising ConfigError) and says what the stage would do.
 # Named, not imported, so that the core depends on no stage.
-RECIPE_SECTIONS = ("hindsight.distill.config", "hindsight.train.config")
+RECIPE_SECTIONS = ("hindsight.distill.config", "hindsight.train.config", "hindsight.eval.gate")
 
 
 def validate(paths: list[str], overrides: list[str] | None = None) -> list[str]:
     """One line per recipe: what each stage would read and write. Raises ConfigError on the first
-    bad recipe, naming its file and key."""
+    bad recipe, naming its file and key. Reads the recipes; writes nothing."""
     from hindsight.recipe import load_recipe
 
     lines = []

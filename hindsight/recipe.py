@@ -5,6 +5,7 @@
     protocol: the evaluation protocol (hindsight.protocol.ProtocolConfig)
     policy:   the agent that is evaluated (eval/run.py)
     distill, train: read by their own stages
+    gate:     the capability gate a student passes before it is compared (eval/gate.py)
 
 Unknown sections and keys are errors that name the file, section and key. `--set
 section.key=value` on any command line overrides a value (parsed as YAML).
@@ -21,7 +22,7 @@ import yaml
 from hindsight.config import ConfigError, from_mapping
 from hindsight.protocol import ProtocolConfig
 
-STAGE_SECTIONS = ("distill", "train")
+STAGE_SECTIONS = ("distill", "train", "gate")
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,17 @@ class SearchConfig:
 class PolicyConfig:
     backend: str = "bm25-oneshot"    # bm25-oneshot, hf, vllm or litellm
     model: str | None = None         # hub id or local path (hf, vllm) or a litellm model string
-    revision: str | None = None
+    revision: str | None = None      # hf, vllm: the hub revision (branch, tag or commit) of the model
     adapter: str | None = None       # a PEFT adapter folder (hf, vllm)
     api_base: str | None = None      # litellm: an OpenAI-compatible server
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_new_tokens: int = 512
-    seed: int = 0
+    temperature: float = 0.0         # sampling temperature; 0 is greedy
+    top_p: float = 1.0               # nucleus sampling mass
+    max_new_tokens: int = 512        # most tokens one reply may have
+    seed: int = 0                    # sampling seed
     batch_size: int = 32             # episodes in progress at once
     concurrency: int = 8             # litellm requests in flight
-    enable_thinking: bool = False
-    max_context: int | None = None
+    enable_thinking: bool = False    # Qwen3 templates: let the model think before it acts
+    max_context: int | None = None   # prompt + reply tokens beyond which an episode ends as context_overflow (default: the model's; vllm 32768)
     tool_style: str = "auto"         # how tool calls are written in text: auto, qwen or llama
     dtype: str = "auto"              # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
     reuse_cache: bool = True         # hf: keep each episode's keys/values across its turns

@@ -84,7 +84,7 @@ def test_teaching_to_copy_ids_makes_the_demo_student_copy_ids_of_unseen_search_r
     teach_id_copying(model, tokenizer, seen, steps=500, log_every=0)
     after = id_accuracy()
     print(f"id tokens right on unseen papers: {before:.2f} before, {after:.2f} after")
-    # Measured here: 0.06 before, 0.50 after. The fall comes late and abruptly (README, "Teaching a
+    # Measured here: 0.06 before, 0.50 after. The fall comes late and abruptly (docs/experiments/demo-history.md, "Teaching a
     # tiny student to copy ids"), so the bar sits well under what was seen.
     assert before < 0.15 and after > 0.3, (before, after)
 
@@ -105,3 +105,24 @@ def test_without_the_system_turn_a_conversation_renders_the_same_turns_and_nothi
     assert full.startswith("<|im_start|>system\n" + messages[0]["content"])
     assert "<|im_start|>system" not in short and messages[0]["content"] not in short
     assert full.endswith(short) and short.startswith("<|im_start|>user\nLiterature cutoff")
+
+
+def test_a_query_copying_example_trains_only_the_search_of_the_first_sentence(tmp_path):
+    import random
+
+    from transformers import AutoTokenizer
+
+    from hindsight.models.tiny import query_copying_example, vocabulary_of
+
+    papers = random_papers(200, seed=5)
+    path = build_tiny_qwen(tmp_path / "m", [p.title for p in papers], system_turn=False)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    vocabulary = vocabulary_of(p.title for p in papers)
+    ids, labels = query_copying_example(tokenizer, vocabulary, random.Random(0))
+    prompt = tokenizer.decode([i for i, label in zip(ids, labels) if label == -100])
+    trained = tokenizer.decode([label for label in labels if label != -100])
+    brief = prompt.split("Research brief:\n", 1)[1].split("<|im_end|>")[0]
+    first_sentence = brief.split(". ")[0].rstrip(".")
+    assert trained.startswith('<tool_call>{"name": "search_papers"')
+    assert f'"query": "{first_sentence}"' in trained and trained.endswith("<|im_end|>\n")
+    assert all(word in vocabulary for word in brief.lower().replace(".", "").split())

@@ -15,6 +15,7 @@ is favoured. Two tokens a paper rather than one keeps the vocabulary small: one 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -77,17 +78,23 @@ def id_pieces(ids: Iterable[str]) -> set[str]:
 def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: int = 64, layers: int = 2,
                     heads: int = 4, kv_heads: int = 2, vocab_size: int = 2048, max_positions: int = 8192,
                     seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0,
-                    id_copy_steps: int = 0, id_copy_papers: Sequence = (), system_turn: bool = True) -> Path:
+                    id_copy_steps: int = 0, id_copy_papers: Sequence = (), system_turn: bool = True,
+                    copy_until: float | None = None, id_copy_until: float | None = None,
+                    query_copy_steps: int = 0, query_copy_until: float | None = None) -> Path:
     """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
     With `copy_steps`, the model is first taught to copy from its context (`teach_copying`), and
     with `id_copy_steps` then to copy ids out of search results of `id_copy_papers` (`teach_id_copying`).
+    With `query_copy_steps`, last, to search a brief's first sentence (`teach_query_copying`, on
+    briefs of random words of `texts`). `copy_until`, `id_copy_until` and `query_copy_until` end
+    each phase at that loss, its steps then being the cap;
+    what each phase took is written to `curriculum.json` beside the model.
 
     `system_turn=False` gives a chat template that leaves the system turn out. A model trained
     from scratch cannot follow instructions, and to it a system turn is a few hundred tokens that
     never change; at the demo's size they slow down learning anything about the brief: fine-tuned
     on first turns alone for 300 steps, the demo student opened 9 of 20 training briefs with the
     teacher's query when shown the system turn, 18 of 20 without it, and trained 2.7 times faster
-    (benchmarks/first_query.py; README, "The demo")."""
+    (benchmarks/first_query.py; docs/experiments/demo-history.md)."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
@@ -95,6 +102,7 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     from hindsight.protocol import ProtocolConfig, tool_schemas
 
     out_dir = Path(out_dir)
+    texts = list(texts)
     # The deployment prompt and the tool schemas are in every conversation: like a real
     # tokenizer, this one should encode them compactly rather than byte by byte.
     protocol_text = [SEARCH_ONLY_SYSTEM, FULL_TOOL_SYSTEM, USER_TEMPLATE,
@@ -117,17 +125,35 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     model = Qwen3ForCausalLM(config)
     model.generation_config.eos_token_id = config.eos_token_id
     model.generation_config.pad_token_id = config.pad_token_id
+    phases = {}
     if copy_steps:
-        teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed)
+        losses = teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed,
+                               until_loss=copy_until)
+        phases["copying"] = _phase_record(losses, copy_steps, copy_until)
     if id_copy_steps:
-        teach_id_copying(model, tokenizer, list(id_copy_papers), steps=id_copy_steps, seed=seed)
+        losses = teach_id_copying(model, tokenizer, list(id_copy_papers), steps=id_copy_steps, seed=seed,
+                                  until_loss=id_copy_until)
+        phases["copying ids"] = _phase_record(losses, id_copy_steps, id_copy_until)
+    if query_copy_steps:
+        losses = teach_query_copying(model, tokenizer, vocabulary_of(texts), steps=query_copy_steps, seed=seed,
+                                     until_loss=query_copy_until)
+        phases["copying queries"] = _phase_record(losses, query_copy_steps, query_copy_until)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    if phases:
+        (out_dir / "curriculum.json").write_text(json.dumps(phases, indent=1) + "\n")
     return out_dir
 
 
+def _phase_record(losses: list[float], cap: int, until_loss: float | None, window: int = 20) -> dict:
+    tail = losses[-window:]
+    return {"steps": len(losses), "cap": cap, "until_loss": until_loss,
+            "final_mean_loss": round(sum(tail) / len(tail), 4),
+            "reached": until_loss is None or sum(tail) / len(tail) <= until_loss}
+
+
 def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, length: int = 64, batch: int = 24,
-                  learning_rate: float = 2e-3, log_every: int = 50) -> list[float]:
+                  learning_rate: float = 2e-3, log_every: int = 50, until_loss: float | None = None) -> list[float]:
     """Train on random token strings shown twice, with the loss on the repeat: the cheapest way
     to give a from-scratch model the induction heads every pretrained LLM has. Without them a
     tiny student cannot copy a brief's words into a query or an id into a submission, and
@@ -144,26 +170,42 @@ def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, leng
         labels[:, : length + 1] = -100   # the first repeated token cannot be predicted
         return {"input_ids": sequence, "labels": labels}
 
-    return _train(model, repeated_strings, steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying")
+    return _train(model, repeated_strings, steps=steps, learning_rate=learning_rate, log_every=log_every,
+                  what="copying", until_loss=until_loss)
 
 
-def _train(model, next_batch, *, steps: int, learning_rate: float, log_every: int, what: str) -> list[float]:
-    """`steps` AdamW steps on the batches `next_batch()` makes (model keyword arguments); the losses."""
+def _train(model, next_batch, *, steps: int, learning_rate: float, log_every: int, what: str,
+           until_loss: float | None = None, window: int = 20) -> list[float]:
+    """AdamW steps; each step sums the gradients of the batches `next_batch()` returns (one per
+    skill: a dict of model keyword arguments, or a list of them). Returns each step's loss, the
+    worst skill's. With `until_loss`, it stops once every skill's mean loss over the last `window`
+    steps is at most that, `steps` being the cap: the skill's fall comes at a step that varies
+    with the seed and the machine's float kernels, and a fixed count left some bases half-taught."""
     import torch
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
-    losses = []
+    per_skill: list[list[float]] = []
     for step in range(1, steps + 1):
-        loss = model(**next_batch()).loss
-        loss.backward()
+        batches = next_batch()
+        batches = batches if isinstance(batches, list) else [batches]
+        per_skill = per_skill or [[] for _ in batches]
+        for batch, history in zip(batches, per_skill):
+            loss = model(**batch).loss
+            (loss / len(batches)).backward()
+            history.append(loss.item())
         optimizer.step()
         optimizer.zero_grad()
-        losses.append(loss.item())
-        if log_every and step % log_every == 0:
-            print(f"{what} {step}/{steps}: loss {loss.item():.3f}", flush=True)
+        means = [sum(history[-window:]) / len(history[-window:]) for history in per_skill]
+        reached = until_loss is not None and step >= window and max(means) <= until_loss
+        if log_every and (step % log_every == 0 or reached):
+            print(f"{what} {step}/{steps}: loss " + " / ".join(f"{h[-1]:.3f}" for h in per_skill), flush=True)
+        if reached:
+            print(f"{what}: mean loss of the last {window} steps {max(means):.3f} <= {until_loss} at step {step}",
+                  flush=True)
+            break
     model.eval()
-    return losses
+    return [max(losses) for losses in zip(*per_skill)]
 
 
 def id_copying_example(tokenizer, papers, rng) -> tuple[list[int], list[int]]:
@@ -184,31 +226,80 @@ def id_copying_example(tokenizer, papers, rng) -> tuple[list[int], list[int]]:
 
 
 def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, batch: int = 16,
-                     learning_rate: float = 2e-3, log_every: int = 50) -> list[float]:
+                     learning_rate: float = 2e-3, log_every: int = 50, until_loss: float | None = None) -> list[float]:
     """Train on search results followed by a submission of the ids they showed: `teach_copying`
     alone leaves a student that copies a brief's words but almost never an id (given an id's
     first token, its second was right 1-9% of the time). The loss stays near 0.8 for a few
-    hundred steps, then falls (in the demo: 0.53 at step 300, 0.02 at 500, learning rate 2e-3);
-    a single result at a time is what lets it fall at all (README, "Teaching a tiny student to
-    copy ids").
+    hundred steps, then falls; a single result at a time is what lets it fall at all
+    (docs/experiments/demo-history.md, "Teaching a tiny student to copy ids").
     The papers are random and no brief or label is ever shown: it teaches the format of copying,
     not which papers matter."""
     import random
 
-    import torch
+    rng = random.Random(seed)
+    pad = tokenizer.pad_token_id
+    return _train(model, lambda: _left_padded([id_copying_example(tokenizer, papers, rng) for _ in range(batch)], pad),
+                  steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying ids",
+                  until_loss=until_loss)
+
+
+def query_copying_example(tokenizer, vocabulary: Sequence[str], rng) -> tuple[list[int], list[int]]:
+    """A user turn in the deployment format holding a brief of 2-5 sentences of random words, then a
+    search_papers call whose query is its first sentence: (input ids, labels on the call only)."""
+    import datetime as dt
+
+    from hindsight.policy.scripted import first_sentence_query
+    from hindsight.prompts import USER_TEMPLATE
+
+    sentences = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(5, 14)))
+                 for _ in range(rng.randint(2, 5))]
+    brief = " ".join(sentence[0].upper() + sentence[1:] + "." for sentence in sentences)
+    cutoff = dt.date(2015, 1, 1) + dt.timedelta(days=rng.randrange(3650))
+    user = {"role": "user", "content": USER_TEMPLATE.format(cutoff=cutoff.isoformat(), brief=brief)}
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
+        "name": "search_papers", "arguments": {"query": first_sentence_query(brief)}}}]}
+    prompt = tokenizer.apply_chat_template([user], add_generation_prompt=True, tokenize=False)
+    full = tokenizer.apply_chat_template([user, call], tokenize=False)
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    full_ids = tokenizer(full, add_special_tokens=False)["input_ids"]
+    return full_ids, [-100] * len(prompt_ids) + full_ids[len(prompt_ids):]
+
+
+def teach_query_copying(model, tokenizer, vocabulary: Sequence[str], *, steps: int, seed: int = 0, batch: int = 16,
+                        learning_rate: float = 2e-3, log_every: int = 50,
+                        until_loss: float | None = None) -> list[float]:
+    """Train on briefs of random words followed by a search for their first sentence
+    (`query_copying_example`). Random strings repeated at a fixed distance can be copied by
+    position alone, and a base taught only `teach_copying` and `teach_id_copying` copied its
+    brief into its first query for one seed and thread count (95% of 60 dev briefs) and wrote one
+    memorised sentence for every brief for another (0 of 60); a sentence that starts wherever the
+    brief puts it is copied by content. After this phase the second base copied 60 of 60.
+    The words are random and no real brief is shown: it teaches where a first query comes from,
+    not what any brief asks."""
+    import random
 
     rng = random.Random(seed)
+    pad = tokenizer.pad_token_id
+    return _train(model, lambda: _left_padded([query_copying_example(tokenizer, vocabulary, rng) for _ in range(batch)], pad),
+                  steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying queries",
+                  until_loss=until_loss)
 
-    def left_padded_examples() -> dict:
-        examples = [id_copying_example(tokenizer, papers, rng) for _ in range(batch)]
-        longest = max(len(ids) for ids, _ in examples)
-        pad = tokenizer.pad_token_id
-        return {"input_ids": torch.tensor([[pad] * (longest - len(ids)) + ids for ids, _ in examples]),
-                "attention_mask": torch.tensor([[0] * (longest - len(ids)) + [1] * len(ids) for ids, _ in examples]),
-                "labels": torch.tensor([[-100] * (longest - len(lab)) + lab for _, lab in examples])}
 
-    return _train(model, left_padded_examples, steps=steps, learning_rate=learning_rate, log_every=log_every,
-                  what="copying ids")
+def _left_padded(examples: list[tuple[list[int], list[int]]], pad: int) -> dict:
+    import torch
+
+    longest = max(len(ids) for ids, _ in examples)
+    return {"input_ids": torch.tensor([[pad] * (longest - len(ids)) + ids for ids, _ in examples]),
+            "attention_mask": torch.tensor([[0] * (longest - len(ids)) + [1] * len(ids) for ids, _ in examples]),
+            "labels": torch.tensor([[-100] * (longest - len(lab)) + lab for _, lab in examples])}
+
+
+def vocabulary_of(texts: Iterable[str], limit: int = 5000) -> list[str]:
+    """The most frequent lower-case words of `texts`: what the random briefs are made of."""
+    from collections import Counter
+
+    counts = Counter(word for text in texts for word in re.findall(r"[a-z]+", text.lower()) if len(word) > 1)
+    return sorted(word for word, _ in counts.most_common(limit))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,6 +319,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copy-steps", type=int, default=0, help="first teach the model to copy (see teach_copying)")
     parser.add_argument("--id-copy-steps", type=int, default=0,
                         help="then to copy ids out of search results of the corpus's papers (see teach_id_copying)")
+    parser.add_argument("--copy-until", type=float, help="end copying at this mean loss (--copy-steps is the cap)")
+    parser.add_argument("--id-copy-until", type=float, help="end copying ids at this mean loss (--id-copy-steps is the cap)")
+    parser.add_argument("--query-copy-steps", type=int, default=0,
+                        help="last, to search a brief's first sentence (see teach_query_copying)")
+    parser.add_argument("--query-copy-until", type=float, help="end copying queries at this mean loss (the steps are the cap)")
     parser.add_argument("--no-system-turn", action="store_true",
                         help="a chat template without the system turn (see build_tiny_qwen)")
     args = parser.parse_args(argv)
@@ -236,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed,
                            id_tokens=[p.id for p in corpus.papers] if args.id_tokens else (),
                            copy_steps=args.copy_steps, id_copy_steps=args.id_copy_steps, id_copy_papers=corpus.papers,
-                           system_turn=not args.no_system_turn)
+                           system_turn=not args.no_system_turn, copy_until=args.copy_until,
+                           id_copy_until=args.id_copy_until, query_copy_steps=args.query_copy_steps,
+                           query_copy_until=args.query_copy_until)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
