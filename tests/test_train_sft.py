@@ -170,3 +170,18 @@ def test_frozen_rows_get_no_gradient_in_an_untied_lm_head_either():
     model(input_ids=ids, labels=ids).loss.backward()
     for weight in (model.get_input_embeddings().weight, model.get_output_embeddings().weight):
         assert weight.grad[[3, 5]].abs().sum() == 0 and weight.grad[[7, 9]].abs().sum() > 0
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_warning(enabled, tmp_path):
+    import warnings
+
+    from trl import SFTConfig
+
+    from hindsight.train.sft import checkpointing_flag, precision_flags
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        args = SFTConfig(output_dir=str(tmp_path), report_to=[], **precision_flags("fp32"),
+                         **checkpointing_flag(SFTConfig, enabled))
+    assert args.gradient_checkpointing is enabled

@@ -32,6 +32,15 @@ from hindsight.train.data import check_packing, encode_rows
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
 
 
+
+def checkpointing_flag(config_class, enabled: bool) -> dict:
+    """transformers 5 renamed gradient_checkpointing to activation_checkpointing and warns on the
+    old name; older versions know only the old one."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config_class)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": enabled}
+
 def data_path(cfg: TrainConfig, recipe) -> Path:
     if cfg.data:
         return Path(cfg.data)
@@ -96,7 +105,7 @@ def train(recipe, cfg: TrainConfig) -> dict:
         output_dir=cfg.output_dir, num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
         per_device_train_batch_size=cfg.per_device_batch_size, gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        max_length=cfg.max_length, padding_free=cfg.packing, gradient_checkpointing=cfg.gradient_checkpointing,
+        max_length=cfg.max_length, padding_free=cfg.packing, **checkpointing_flag(SFTConfig, cfg.gradient_checkpointing),
         optim=cfg.optimizer, weight_decay=cfg.weight_decay, seed=cfg.seed, logging_steps=cfg.logging_steps,
         report_to=[] if cfg.report_to == "none" else [cfg.report_to], save_strategy="no",
         dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision))
