@@ -176,36 +176,30 @@ def teach_copying(model, *, first_ordinary: int, steps: int, seed: int = 0, leng
 
 def _train(model, next_batch, *, steps: int, learning_rate: float, log_every: int, what: str,
            until_loss: float | None = None, window: int = 20) -> list[float]:
-    """AdamW steps; each step sums the gradients of the batches `next_batch()` returns (one per
-    skill: a dict of model keyword arguments, or a list of them). Returns each step's loss, the
-    worst skill's. With `until_loss`, it stops once every skill's mean loss over the last `window`
-    steps is at most that, `steps` being the cap: the skill's fall comes at a step that varies
-    with the seed and the machine's float kernels, and a fixed count left some bases half-taught."""
+    """AdamW steps on the batches `next_batch()` makes (model keyword arguments); the losses.
+    With `until_loss`, it stops once the mean loss of the last `window` steps is at most that,
+    `steps` being the cap: the skill's fall comes at a step that varies with the seed and the
+    machine's float kernels, and a fixed count left some bases half-taught."""
     import torch
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
-    per_skill: list[list[float]] = []
+    losses: list[float] = []
     for step in range(1, steps + 1):
-        batches = next_batch()
-        batches = batches if isinstance(batches, list) else [batches]
-        per_skill = per_skill or [[] for _ in batches]
-        for batch, history in zip(batches, per_skill):
-            loss = model(**batch).loss
-            (loss / len(batches)).backward()
-            history.append(loss.item())
+        loss = model(**next_batch()).loss
+        loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        means = [sum(history[-window:]) / len(history[-window:]) for history in per_skill]
-        reached = until_loss is not None and step >= window and max(means) <= until_loss
+        losses.append(loss.item())
+        mean = sum(losses[-window:]) / len(losses[-window:])
+        reached = until_loss is not None and step >= window and mean <= until_loss
         if log_every and (step % log_every == 0 or reached):
-            print(f"{what} {step}/{steps}: loss " + " / ".join(f"{h[-1]:.3f}" for h in per_skill), flush=True)
+            print(f"{what} {step}/{steps}: loss {losses[-1]:.3f}", flush=True)
         if reached:
-            print(f"{what}: mean loss of the last {window} steps {max(means):.3f} <= {until_loss} at step {step}",
-                  flush=True)
+            print(f"{what}: mean loss of the last {window} steps {mean:.3f} <= {until_loss} at step {step}", flush=True)
             break
     model.eval()
-    return [max(losses) for losses in zip(*per_skill)]
+    return losses
 
 
 def id_copying_example(tokenizer, papers, rng) -> tuple[list[int], list[int]]:
