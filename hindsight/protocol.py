@@ -22,7 +22,7 @@ TOOL_CALL_READINGS = ("template", "lenient")
 class ProtocolConfig:
     k: int = 10                      # most results a search returns (and the default `limit`)
     budget: int = 30                 # tool calls per episode, the submission included
-    fields: tuple[str, ...] = RESULT_FIELDS
+    fields: tuple[str, ...] = RESULT_FIELDS  # what a search result shows of a paper: id (required), title, date, abstract
     abstract_words: int = 120        # abstracts in search results are cut to this many words
     max_query_words: int = 64        # longer queries are refused with a tool error
     max_submit: int = 10             # most papers one submission may list

@@ -180,7 +180,7 @@ def test_real_corpus_a_post_filtered_global_top_k_would_fall_short(arxiv):
 
 
 def test_earlier_cutoff_gives_the_later_results_minus_newer_papers(synthetic):
-    """Whole-corpus term statistics make scores independent of the cutoff (README, Search)."""
+    """Whole-corpus term statistics make scores independent of the cutoff (docs/guide/search.md)."""
     corpus, backend, _ = synthetic
     rng = random.Random(11)
     for _ in range(50):

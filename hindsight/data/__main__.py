@@ -10,7 +10,9 @@ from hindsight.data.open_corpus import add_corpus_arguments, external_from_args
 
 def main(argv: list[str] | None = None) -> int:
     """python -m hindsight.data SOURCE [--corpus SNAPSHOT]: make the benchmark (world, DeepScholar;
-    merged with a paper snapshot) if needed and say where it is and what it holds."""
+    merged with a paper snapshot) if needed and say where it is and what it holds. Reads SOURCE (a
+    native folder, DeepScholar-Bench CSVs or world[:SEED]); writes converted or generated data
+    under $HINDSIGHT_CACHE."""
     import argparse
     from collections import Counter
 

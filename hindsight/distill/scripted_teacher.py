@@ -12,7 +12,7 @@ length that flags private copying. The opening search, the one any searcher make
 on the same problem; a teacher that skipped it taught the demo's student to skip it too, and
 that student then found nothing graded for more targets than the base did. The demo makes it
 second, after one keyword search: a keyword query right after the brief is what its student
-learned to write (README, "The demo").
+learned to write (docs/experiments/demo-history.md).
 
 The submission is what a student can imitate: the results of its keyword searches, whole and
 in the order they came back, then the opening search's if there is room. The hindsight is in
@@ -20,7 +20,7 @@ the searches; the submission is copying their results forward. Two earlier teach
 among the results by how many rare words a title shared with the private block (first ranked
 by that score, then filtered by it in the order shown). A tiny student can see neither score:
 it copied a third of its submitted ids and made up the rest, and the filter kept nearly all of
-the opening search's T1 papers ahead of the keyword searches' T3 ones (README, "The demo").
+the opening search's T1 papers ahead of the keyword searches' T3 ones (docs/experiments/demo-history.md).
 """
 
 from __future__ import annotations

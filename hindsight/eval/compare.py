@@ -4,7 +4,9 @@
 
 The first run is the baseline; every other run is reported as a difference from it, with a
 paired bootstrap 95% interval over targets and a sign-flip p-value. Runs whose protocol hash,
-scorer or instance set differ are refused.
+scorer or instance set differ are refused. Reads <runs-dir>/<run>/ (episodes, manifest, the
+instances it names); prints the tables and writes only what --json, --markdown, --plots,
+--trec and --html name.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@
     python eval/run.py recipes/tiny.yaml --name sft --student outputs/sft    # adapter or full model
     python eval/run.py recipes/tiny.yaml --name gpt --set policy.backend=litellm --set policy.model=openai/gpt-4.1
 
-Resumable: run it again with the same name and it continues where it stopped.
+Reads the recipe's benchmark (data), search index and policy (its model, --adapter or
+--student). Writes <runs_dir>/<name>/episodes.jsonl (one episode a target), manifest.json and
+instances.jsonl (the targets). Resumable: run it again with the same name and it continues where
+it stopped.
 """
 
 from __future__ import annotations

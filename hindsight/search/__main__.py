@@ -1,4 +1,5 @@
-"""Search a corpus from the command line, as an agent would see it at a cutoff.
+"""Search a corpus from the command line, as an agent would see it at a cutoff. Reads the
+corpus file (its index is cached under $HINDSIGHT_CACHE); prints the results, writes nothing else.
 
     python -m hindsight.search --corpus examples/mini_corpus.jsonl --cutoff 2024-06-01 "hindsight search agents"
 """

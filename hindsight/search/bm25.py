@@ -4,7 +4,7 @@ Papers are indexed in corpus (date) order, so the papers eligible at a cutoff ar
 columns of the score vector. We score the whole vector once (sparse, fast) and select the top
 k of the prefix ourselves; a global top-k filtered afterwards would return too few results at
 early cutoffs. Term statistics (idf, average length) come from the whole corpus, not from the
-prefix: see the README for what that implies.
+prefix: see docs/guide/search.md for what that implies.
 """
 
 from __future__ import annotations

@@ -13,38 +13,38 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 @dataclass(frozen=True)
 class LoraSettings:
-    rank: int = 16
-    alpha: int = 32
-    dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    rank: int = 16                # the adapter's rank (one vLLM can serve: 1, 8, 16, 32, 64, ...)
+    alpha: int = 32               # LoRA scaling numerator (the update is scaled by alpha / rank)
+    dropout: float = 0.0          # dropout on the adapter's input
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # the linear layers that get an adapter
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     base_model: str = "Qwen/Qwen3-8B"        # hub id or local path
-    revision: str | None = None
+    revision: str | None = None              # the hub revision of base_model
     chat_template: str | None = None         # a .jinja file; default: the model's own
     enable_thinking: bool = False            # must match how the evaluator renders prompts
     data: str | None = None                  # the SFT set; default <distill.out_dir>/sft.jsonl
     max_examples: int | None = None          # only the first N rows of it (a smoke test, a CPU-sized run)
-    output_dir: str = "outputs/sft"
+    output_dir: str = "outputs/sft"          # adapter/ or model/, train_manifest.json, logs
     lora: dict | None = field(default_factory=dict)   # LoraSettings fields; null = full fine-tuning
-    learning_rate: float = 5e-6
-    lr_scheduler: str = "cosine"
-    warmup_ratio: float = 0.03
-    epochs: float = 3.0
-    per_device_batch_size: int = 1
-    gradient_accumulation_steps: int = 8
-    max_length: int = 16384
+    learning_rate: float = 5e-6              # peak learning rate
+    lr_scheduler: str = "cosine"             # a transformers scheduler name: cosine, linear, constant, ...
+    warmup_ratio: float = 0.03               # share of the steps spent warming up
+    epochs: float = 3.0                      # passes over the SFT set
+    per_device_batch_size: int = 1           # rows per process per micro-step
+    gradient_accumulation_steps: int = 8     # micro-steps per optimiser step (effective batch: this × the line above × processes)
+    max_length: int = 16384                  # tokens a row may have; longer rows are dropped (see max_drop_share)
     max_drop_share: float = 0.05             # refuse to start if more rows than this are too long
     packing: bool = False                    # padding-free packing of sequences
     precision: str = "auto"                  # auto (bf16 where supported), bf16, fp16, fp32
-    gradient_checkpointing: bool = False
+    gradient_checkpointing: bool = False     # recompute activations in the backward pass (less memory, more time)
     frozen_tokens: str | None = None         # full fine-tuning: tokens whose text matches this regex keep their embeddings
-    optimizer: str = "adamw_torch"
-    weight_decay: float = 0.0
-    seed: int = 0
-    logging_steps: int = 1
+    optimizer: str = "adamw_torch"           # a transformers optimizer name
+    weight_decay: float = 0.0                # decoupled weight decay
+    seed: int = 0                            # data order, LoRA initialisation, dropout
+    logging_steps: int = 1                   # optimiser steps between loss lines
     report_to: str = "none"                  # none, tensorboard, wandb
 
     @classmethod

@@ -6,7 +6,7 @@ Trained on them, a student with every weight free raised the output rows of the 
 pieces and wrote an id's month wrong where the result showed a newer one (309 of its 485
 made-up ids had a shown tail under a head no search returned). Keeping those rows as the
 curriculum left them kept the copying and still let the student learn where to search
-(README, "The demo").
+(docs/experiments/demo-history.md).
 """
 
 from __future__ import annotations

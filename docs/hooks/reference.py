@@ -1,0 +1,123 @@
+"""The site's generated pages: the recipe reference from the typed configs and the CLI reference
+from the parsers, made at build time so that neither can drift from the code.
+
+mkdocs runs `on_files` (mkdocs.yml, `hooks:`); tests/test_docs.py imports the same functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (section, config class, what the section is for), in the order a recipe is read.
+SECTIONS = [
+    ("data", "hindsight.recipe:DataConfig", "where the instances and the corpus come from"),
+    ("search", "hindsight.recipe:SearchConfig", "the search backend every stage uses"),
+    ("protocol", "hindsight.protocol:ProtocolConfig", "the evaluation protocol: its hash is what makes runs comparable"),
+    ("policy", "hindsight.recipe:PolicyConfig", "the agent `eval/run.py` evaluates"),
+    ("distill", "hindsight.distill.config:DistillConfig", "the teacher, the replay and the selection (`distill/`)"),
+    ("train", "hindsight.train.config:TrainConfig", "the student's fine-tuning (`train/sft.py`)"),
+    ("train.lora", "hindsight.train.config:LoraSettings", "the LoRA adapter; `lora: null` is full fine-tuning"),
+    ("gate", "hindsight.eval.gate:GateConfig", "the capability gate a student passes before it is compared (`eval/gate.py`)"),
+]
+
+_FIELD = re.compile(r"^\s+(\w+)\s*:[^#]*?(?:#\s?(.*))?$")
+_CONTINUATION = re.compile(r"^\s+#\s?(.*)$")
+
+
+def load(dotted: str) -> type:
+    module, name = dotted.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def field_meanings(cls: type) -> dict[str, str]:
+    """Each field's one-line meaning: the comment on its line in the source, with the comment-only
+    lines right below it. A field without one maps to ''."""
+    lines = inspect.getsource(cls).splitlines()
+    names = {f.name for f in dataclasses.fields(cls)}
+    meanings: dict[str, str] = {}
+    current = None
+    for line in lines:
+        match = _FIELD.match(line)
+        if match and match.group(1) in names and match.group(1) not in meanings:
+            current = match.group(1)
+            meanings[current] = (match.group(2) or "").strip()
+            continue
+        more = _CONTINUATION.match(line)
+        if current and more and meanings[current]:
+            meanings[current] += " " + more.group(1).strip()
+        else:
+            current = None
+    return {name: meanings.get(name, "") for name in (f.name for f in dataclasses.fields(cls))}
+
+
+def _type_name(annotation) -> str:
+    text = str(annotation) if not isinstance(annotation, type) else annotation.__name__
+    return text.replace("typing.", "").replace("NoneType", "None")
+
+
+def _default(field: dataclasses.Field) -> str:
+    if field.default is not dataclasses.MISSING:
+        value = field.default
+    elif field.default_factory is not dataclasses.MISSING:
+        value = field.default_factory()
+    else:
+        return "(required)"
+    if isinstance(value, tuple):
+        value = list(value)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return repr(value) if isinstance(value, str) else repr(value).replace("'", "")
+
+
+def recipe_reference() -> str:
+    out = ["# Recipe reference", "",
+           "Generated from the typed configs at build time (`docs/hooks/reference.py`): every section and key a",
+           "recipe may hold, its type, its default and its meaning, as the code states them. Unknown sections",
+           "and keys are errors that name the file and key; `--set section.key=value` overrides any value on",
+           "a command line; `hindsight validate RECIPE` reads every section without running anything.", "",
+           "`runs_dir` (top level, default `runs`): where `eval/run.py` writes `runs/<name>/`.", ""]
+    for section, dotted, purpose in SECTIONS:
+        cls = load(dotted)
+        hints = typing.get_type_hints(cls)
+        meanings = field_meanings(cls)
+        out += [f"## `{section}`", "", f"{purpose[0].upper()}{purpose[1:]} (`{dotted.replace(':', '.')}`).", "",
+                "| key | type | default | meaning |", "|---|---|---|---|"]
+        for field in dataclasses.fields(cls):
+            meaning = meanings[field.name].replace("|", "\\|")
+            kind = _type_name(hints[field.name]).replace(" | ", " or ")  # a pipe would end the table cell
+            out.append(f"| `{field.name}` | `{kind}` | `{_default(field)}` | {meaning} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def cli_reference() -> str:
+    from hindsight.cli import COMMANDS
+
+    out = ["# Command-line reference", "",
+           "Generated at build time from each command's own `--help` (`docs/hooks/reference.py`).",
+           "`hindsight COMMAND ...` and the files under `distill/`, `train/` and `eval/` run the same functions.", ""]
+    for name, (module, summary) in COMMANDS.items():
+        done = subprocess.run([sys.executable, "-m", "hindsight", name, "--help"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        text = done.stdout.strip() or done.stderr.strip()
+        out += [f"## `hindsight {name}`", "", f"{summary[0].upper()}{summary[1:]} (`{module}`).", "",
+                "```text", text, "```", ""]
+    return "\n".join(out)
+
+
+def on_files(files, config):
+    """mkdocs hook: add the generated pages to the site."""
+    from mkdocs.structure.files import File
+
+    for uri, make in (("reference/recipe.md", recipe_reference), ("reference/cli.md", cli_reference)):
+        files.append(File.generated(config, uri, content=make()))
+    return files
