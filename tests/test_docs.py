@@ -129,6 +129,11 @@ def test_a_field_without_a_comment_is_caught():
     assert reference.field_meanings(Example) == {"described": "what it is", "bare": ""}
 
 
+def test_the_committed_recipe_reference_is_what_the_code_generates():
+    assert (ROOT / "docs/reference/recipe.md").read_text() == reference.recipe_reference(), (
+        "docs/reference/recipe.md is stale: run python docs/hooks/reference.py")
+
+
 def test_the_recipe_reference_lists_every_section_and_key():
     page = reference.recipe_reference()
     for section, dotted, _ in reference.SECTIONS:

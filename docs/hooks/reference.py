@@ -1,7 +1,10 @@
 """The site's generated pages: the recipe reference from the typed configs and the CLI reference
-from the parsers, made at build time so that neither can drift from the code.
+from the parsers. They are committed (so that they read on a code host too) and checked at
+every build: `make docs` fails when either differs from what the code generates now.
 
-mkdocs runs `on_files` (mkdocs.yml, `hooks:`); tests/test_docs.py imports the same functions.
+    python docs/hooks/reference.py     # regenerate docs/reference/recipe.md and cli.md
+
+mkdocs runs `on_pre_build` (mkdocs.yml, `hooks:`); tests/test_docs.py imports the same functions.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -106,18 +110,30 @@ def cli_reference() -> str:
            "Generated at build time from each command's own `--help` (`docs/hooks/reference.py`).",
            "`hindsight COMMAND ...` and the files under `distill/`, `train/` and `eval/` run the same functions.", ""]
     for name, (module, summary) in COMMANDS.items():
+        # a fixed width: argparse wraps to the terminal's, and the page must not depend on it
         done = subprocess.run([sys.executable, "-m", "hindsight", name, "--help"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120)
+                              cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "100"})
         text = done.stdout.strip() or done.stderr.strip()
         out += [f"## `hindsight {name}`", "", f"{summary[0].upper()}{summary[1:]} (`{module}`).", "",
                 "```text", text, "```", ""]
     return "\n".join(out)
 
 
-def on_files(files, config):
-    """mkdocs hook: add the generated pages to the site."""
-    from mkdocs.structure.files import File
+PAGES = {"reference/recipe.md": recipe_reference, "reference/cli.md": cli_reference}
 
-    for uri, make in (("reference/recipe.md", recipe_reference), ("reference/cli.md", cli_reference)):
-        files.append(File.generated(config, uri, content=make()))
-    return files
+
+def on_pre_build(config):
+    """mkdocs hook: refuse to build from a stale generated page."""
+    from mkdocs.exceptions import PluginError
+
+    for page, make in PAGES.items():
+        path = ROOT / "docs" / page
+        if not path.exists() or path.read_text() != make():
+            raise PluginError(f"docs/{page} differs from what the code generates: run python docs/hooks/reference.py")
+
+
+if __name__ == "__main__":
+    for page, make in PAGES.items():
+        (ROOT / "docs" / page).parent.mkdir(parents=True, exist_ok=True)
+        (ROOT / "docs" / page).write_text(make())
+        print(f"wrote docs/{page}")
