@@ -160,3 +160,11 @@ def test_the_quickstart_pipeline_runs_as_shown(tmp_path):
         assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
     assert (tmp_path / "outputs/tiny/sft/train_manifest.json").exists()
     assert list((tmp_path / "outputs/tiny/plots").glob("*.png"))
+
+
+def test_every_file_the_readme_links_to_exists():
+    # the site checks its own links (make docs, strict); the README is read on a code host
+    links = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    assert links, "no relative links found"
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert not missing, missing
