@@ -28,8 +28,11 @@ def _unique(ranked_ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ranked_ids))
 
 
+_LOG2 = [math.log2(rank + 1) for rank in range(65)]   # the same divisors as computed each time, looked up
+
+
 def dcg(gains: Sequence[float]) -> float:
-    return sum(gain / math.log2(rank + 1) for rank, gain in enumerate(gains, start=1))
+    return sum(gain / (_LOG2[rank] if rank < 65 else math.log2(rank + 1)) for rank, gain in enumerate(gains, start=1))
 
 
 def ideal_dcg(gains: dict[str, float], k: int = K) -> float:
@@ -61,10 +64,11 @@ def mrr(ranked_ids: Iterable[str], gains: dict[str, float], k: int | None = None
     return 0.0
 
 
-def oracle_gain(ids: Iterable[str], gains: dict[str, float], k: int = K) -> float:
+def oracle_gain(ids: Iterable[str], gains: dict[str, float], k: int = K, ideal: float | None = None) -> float:
     """phi(A): nDCG@k of the labelled members of `ids`, ordered best first — how well the
-    papers in A could be ranked if their gains were known."""
-    ideal = ideal_dcg(gains, k)
+    papers in A could be ranked if their gains were known. `ideal`: ideal_dcg(gains, k), when
+    the caller has it already."""
+    ideal = ideal_dcg(gains, k) if ideal is None else ideal
     if ideal == 0:
         return 0.0
     found = sorted((gains[pid] for pid in set(ids) if gains.get(pid, 0.0) > 0), reverse=True)
@@ -97,11 +101,13 @@ def prefix_curve(per_step: list[list[str]], gains: dict[str, float],
                  points: Sequence[float] = PROGRESS_POINTS) -> list[float]:
     """phi of the ids exposed by the first floor(p * T) of T steps, at each progress point p."""
     total = len(per_step)
-    curve = []
+    ideal = ideal_dcg(gains)
+    by_steps: dict[int, float] = {}   # points that fall on the same number of steps share a value
     for p in points:
         upto = math.floor(p * total + 1e-9)
-        curve.append(oracle_gain((pid for step in per_step[:upto] for pid in step), gains))
-    return curve
+        if upto not in by_steps:
+            by_steps[upto] = oracle_gain((pid for step in per_step[:upto] for pid in step), gains, ideal=ideal)
+    return [by_steps[math.floor(p * total + 1e-9)] for p in points]
 
 
 def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> dict:
@@ -115,6 +121,7 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
                 "hits_surfaced": 0, "exposed_tiers": []}
     per_step = exposure_by_step(episode)
     exposed = {pid for step in per_step for pid in step}
+    ideal = ideal_dcg(gains, k)
     submitted = canonical_submission([p.id for p in episode.submission], k) if episode.status == "submitted" else []
     surfaced = [pid for pid in submitted if pid in exposed]
     tiers = {lab.id: lab.tier for lab in instance.labels}
@@ -123,8 +130,8 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
         "instance_id": instance.id, "status": episode.status, "n_labels": n_labels,
         "ndcg10": ndcg_at_k(submitted, gains, k), "recall10": recall_at_k(submitted, gains, k),
         "mrr": mrr(submitted, gains, k), "anyhit10": float(hits > 0), "hits": hits,
-        "exposed_gain": oracle_gain(exposed, gains, k),
-        "selected_gain": oracle_gain(exposed.intersection(submitted), gains, k),
+        "exposed_gain": oracle_gain(exposed, gains, k, ideal),
+        "selected_gain": oracle_gain(exposed.intersection(submitted), gains, k, ideal),
         "zero_exposure": not any(pid in gains for pid in exposed), "calls": episode.calls,
         "prefix_curve": prefix_curve(per_step, gains),
         # where the submission came from: ids a search of this episode had returned, or not

@@ -39,12 +39,16 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     recipe["policy"]["model"] = recipe["train"]["base_model"] = str(work / "base" / "model")
     recipe["distill"]["out_dir"], recipe["train"]["output_dir"] = str(work / "distill"), str(work / "sft")
     recipe["runs_dir"] = str(work / "runs")
+    # a base this small cannot act: the gate runs and records its numbers but lets it through
+    recipe["gate"] = {"split": "dev", "max_targets": EVAL_LIMIT, "min_copied_first_queries": 0.0,
+                      "min_surfaced_submissions": 0.0, "max_malformed": 1.0, "retrain_epochs": 0}
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(recipe))
     sets = [f"distill.max_targets={TARGETS_PER_SPLIT}", f"distill.candidates={CANDIDATES}", "train.epochs=1",
             "policy.max_new_tokens=48"]
     env = {**slurm.env, "RECIPE": str(tmp_path / "demo.yaml"), "RECIPE_SETS": " ".join(sets), "SHARDS": str(SHARDS),
            "CPU_ONLY": "1", "DEMO_BASE": "1", "CPUS_PER_TASK": "1", "EVAL_LIMIT": str(EVAL_LIMIT),
-           "BASE_HIDDEN": "32", "BASE_LAYERS": "1", "BASE_COPY_STEPS": "2", "BASE_EPOCHS": "0.05",
+           "BASE_HIDDEN": "32", "BASE_LAYERS": "1", "BASE_COPY_STEPS": "2", "BASE_ID_COPY_STEPS": "2",
+           "BASE_QUERY_COPY_STEPS": "2", "BASE_EPOCHS": "0.05",
            "LOG_DIR": str(work / "logs"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "VENV": ""}
     if (Path(sys.prefix) / "bin" / "activate").exists():
@@ -64,6 +68,7 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
 
     # every stage left its outputs
     assert (work / "base" / "model" / "config.json").exists()
+    assert (work / "runs" / "gate-base" / "gate.json").exists()
     for index in range(SHARDS):
         assert (work / "distill" / "candidates" / "shards" / f"{index}-of-{SHARDS}" / "episodes.jsonl").exists()
     for name in ("replays.jsonl", "selection.json", "sft.jsonl"):
