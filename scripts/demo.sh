@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The paper's Base-vs-SFT experiment in miniature, offline, on CPUs (`make demo`):
 #   bash scripts/demo.sh            # every stage, then the comparison table
-#   bash scripts/demo.sh base       # one stage: world base distill train eval compare
+#   bash scripts/demo.sh base       # one stage: world base distill train eval compare check
 #   SEED=1 bash scripts/demo.sh     # another seed for the world, the base, the teacher and the
 #                                   # trainer, into outputs/demo-seed1 (scripts/demo_seeds.sh runs several)
 #   THREADS=1 bash scripts/demo.sh  # torch's thread count (default: torch's own), into outputs/demo-t1:
