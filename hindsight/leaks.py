@@ -61,8 +61,9 @@ _CAPITAL_CONFUSABLES = str.maketrans({
     "Ԝ": "W", "Ӏ": "I", "Ь": "b",
 })
 # Digits and signs written for letters inside a word ("hi3rarchica1", "cl@ssifier").
-_LEET = str.maketrans({"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"})
-_LEET_I = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"})
+_LETTER_OF_DIGIT = {"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
+_LEET = str.maketrans(_LETTER_OF_DIGIT)
+_LEET_I = str.maketrans({**_LETTER_OF_DIGIT, "1": "i"})
 _ONE_IN_WORD = re.compile(r"[a-z]1|1[a-z]")
 _SIGN_FOR_LETTER = re.compile(r"(?<=[a-z0-9])[@$](?=[a-z0-9])")
 _MARKS = frozenset({"Cf", "Mn", "Me", "Mc"})
@@ -112,9 +113,9 @@ def _read_digits(word: str, one: str) -> str:
     return word.translate(_LEET_I if one == "i" else _LEET)
 
 
-def _readings(text: str) -> tuple[str, ...]:
-    """How a 1 inside a word may be read: as l, and also as i where the text has such a word."""
-    return ("l", "i") if _ONE_IN_WORD.search(fold(text)) else ("l",)
+def _readings(folded: str) -> tuple[str, ...]:
+    """How a 1 inside a word may be read: as l, and also as i where the folded text has such a word."""
+    return ("l", "i") if _ONE_IN_WORD.search(folded) else ("l",)
 
 
 @lru_cache(maxsize=200_000)
@@ -147,7 +148,11 @@ def segment(word: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
 def words(text: str, vocabulary: frozenset[str] = frozenset(), one: str = "l") -> list[str]:
     """The folded words of `text`, in order (hyphens split words; digits inside a word read as
     letters, 1 as `one`; words of `vocabulary` run together are cut apart)."""
-    found = [_read_digits(w, one) for w in _WORD.findall(fold(text))]
+    return _words_of(fold(text), vocabulary, one)
+
+
+def _words_of(folded: str, vocabulary: frozenset[str], one: str) -> list[str]:
+    found = [_read_digits(w, one) for w in _WORD.findall(folded)]
     return [piece for w in found for piece in segment(w, vocabulary)] if vocabulary else found
 
 
@@ -157,8 +162,9 @@ def terms(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]
     ("state space" also holds "statespac"), so split and joined spellings meet; a word written
     with digits for letters holds each of its readings."""
     held: set[str] = set()
-    for one in _readings(text):
-        ws = words(text, vocabulary, one)
+    folded = fold(text)
+    for one in _readings(folded):
+        ws = _words_of(folded, vocabulary, one)
         held |= {spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])}
     return frozenset(held)
 
@@ -170,8 +176,9 @@ def content_words(text: str) -> list[str]:
 def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset()) -> set[tuple[str, ...]]:
     """Word n-grams of the folded, stemmed text (under each reading of its digits)."""
     grams: set[tuple[str, ...]] = set()
-    for one in _readings(text):
-        stems = [spelled(w) for w in words(text, vocabulary, one)]
+    folded = fold(text)
+    for one in _readings(folded):
+        stems = [spelled(w) for w in _words_of(folded, vocabulary, one)]
         grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
     return grams
 
@@ -232,19 +239,29 @@ _OLD_ID = re.compile(r"\b([a-z]+(?:-[a-z]+)*)(?:\.[a-z]{2})?\s*/\s*(\d{7})\b")
 _ID_WITH_LETTERS = re.compile(r"(?<![a-z0-9])([0-9oli]{4})([.\-_/ ])([0-9oli]{4,5})(?=v\d|(?![a-z0-9]))")
 
 
+_DIGIT_OF_LETTER = str.maketrans({"o": "0", "l": "1", "i": "1"})
+
+
 def _digits_for_letters(match: re.Match) -> str:
     head, separator, tail = match.groups()
     if sum(ch.isdigit() for ch in head + tail) < 5:     # mostly letters: a word, not an id
         return match.group()
-    as_digits = str.maketrans({"o": "0", "l": "1", "i": "1"})
-    return head.translate(as_digits) + separator + tail.translate(as_digits)
+    return head.translate(_DIGIT_OF_LETTER) + separator + tail.translate(_DIGIT_OF_LETTER)
+
+
+def _id_text(text: str) -> str:
+    """`text` folded, with letters written for digits inside ids read as digits."""
+    return _ID_WITH_LETTERS.sub(_digits_for_letters, fold(text))
 
 
 def ids_in(text: str) -> set[str]:
     """The canonical arXiv ids written anywhere in `text`, however separated or spelled."""
     if not _DIGITS.search(text):
         return set()
-    folded = _ID_WITH_LETTERS.sub(_digits_for_letters, fold(text))
+    return _ids_of(_id_text(text))
+
+
+def _ids_of(folded: str) -> set[str]:
     found = set()
     for head, tail in _NEW_ID.findall(folded):
         candidate = normalize_arxiv_id(re.sub(r"\D", "", head) + "." + re.sub(r"\D", "", tail))
@@ -263,8 +280,9 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
     private = set(private)
     if not private or not _DIGITS.search(text):
         return set()
-    hits = ids_in(text) & private
-    squashed = _squash(_ID_WITH_LETTERS.sub(_digits_for_letters, fold(text)))
+    folded = _id_text(text)
+    hits = _ids_of(folded) & private
+    squashed = _squash(folded)
     return hits | {pid for pid in private if _squash(pid) in squashed}
 
 
