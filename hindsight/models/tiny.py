@@ -212,11 +212,7 @@ def id_copying_example(tokenizer, papers, rng) -> tuple[list[int], list[int]]:
     result = {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": content}
     submit = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
         "name": "submit_answer", "arguments": {"papers": [{"id": hit.id} for hit in hits]}}}]}
-    prompt = tokenizer.apply_chat_template([result], add_generation_prompt=True, tokenize=False)
-    full = tokenizer.apply_chat_template([result, submit], tokenize=False)
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    full_ids = tokenizer(full, add_special_tokens=False)["input_ids"]
-    return full_ids, [-100] * len(prompt_ids) + full_ids[len(prompt_ids):]
+    return _labelled_reply(tokenizer, result, submit)
 
 
 def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, batch: int = 16,
@@ -228,13 +224,9 @@ def teach_id_copying(model, tokenizer, papers, *, steps: int, seed: int = 0, bat
     (docs/experiments/demo-history.md, "Teaching a tiny student to copy ids").
     The papers are random and no brief or label is ever shown: it teaches the format of copying,
     not which papers matter."""
-    import random
-
-    rng = random.Random(seed)
-    pad = tokenizer.pad_token_id
-    return _train(model, lambda: _left_padded([id_copying_example(tokenizer, papers, rng) for _ in range(batch)], pad),
-                  steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying ids",
-                  until_loss=until_loss)
+    return _train_on_examples(model, tokenizer, lambda rng: id_copying_example(tokenizer, papers, rng), steps=steps,
+                              seed=seed, batch=batch, learning_rate=learning_rate, log_every=log_every,
+                              what="copying ids", until_loss=until_loss)
 
 
 def query_copying_example(tokenizer, vocabulary: Sequence[str], rng) -> tuple[list[int], list[int]]:
@@ -252,11 +244,7 @@ def query_copying_example(tokenizer, vocabulary: Sequence[str], rng) -> tuple[li
     user = {"role": "user", "content": USER_TEMPLATE.format(cutoff=cutoff.isoformat(), brief=brief)}
     call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
         "name": "search_papers", "arguments": {"query": first_sentence_query(brief)}}}]}
-    prompt = tokenizer.apply_chat_template([user], add_generation_prompt=True, tokenize=False)
-    full = tokenizer.apply_chat_template([user, call], tokenize=False)
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    full_ids = tokenizer(full, add_special_tokens=False)["input_ids"]
-    return full_ids, [-100] * len(prompt_ids) + full_ids[len(prompt_ids):]
+    return _labelled_reply(tokenizer, user, call)
 
 
 def teach_query_copying(model, tokenizer, vocabulary: Sequence[str], *, steps: int, seed: int = 0, batch: int = 16,
@@ -270,13 +258,28 @@ def teach_query_copying(model, tokenizer, vocabulary: Sequence[str], *, steps: i
     brief puts it is copied by content. After this phase the second base copied 60 of 60.
     The words are random and no real brief is shown: it teaches where a first query comes from,
     not what any brief asks."""
+    return _train_on_examples(model, tokenizer, lambda rng: query_copying_example(tokenizer, vocabulary, rng),
+                              steps=steps, seed=seed, batch=batch, learning_rate=learning_rate,
+                              log_every=log_every, what="copying queries", until_loss=until_loss)
+
+
+def _labelled_reply(tokenizer, context: dict, reply: dict) -> tuple[list[int], list[int]]:
+    """(input ids, labels) of `context` then `reply` in the chat template, the loss on the reply only."""
+    prompt = tokenizer.apply_chat_template([context], add_generation_prompt=True, tokenize=False)
+    full = tokenizer.apply_chat_template([context, reply], tokenize=False)
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    full_ids = tokenizer(full, add_special_tokens=False)["input_ids"]
+    return full_ids, [-100] * len(prompt_ids) + full_ids[len(prompt_ids):]
+
+
+def _train_on_examples(model, tokenizer, make_example, *, steps: int, seed: int, batch: int, learning_rate: float,
+                       log_every: int, what: str, until_loss: float | None) -> list[float]:
+    """`_train` on left-padded batches of `make_example(rng)`, the rng seeded with `seed`."""
     import random
 
     rng = random.Random(seed)
-    pad = tokenizer.pad_token_id
-    return _train(model, lambda: _left_padded([query_copying_example(tokenizer, vocabulary, rng) for _ in range(batch)], pad),
-                  steps=steps, learning_rate=learning_rate, log_every=log_every, what="copying queries",
-                  until_loss=until_loss)
+    return _train(model, lambda: _left_padded([make_example(rng) for _ in range(batch)], tokenizer.pad_token_id),
+                  steps=steps, learning_rate=learning_rate, log_every=log_every, what=what, until_loss=until_loss)
 
 
 def _left_padded(examples: list[tuple[list[int], list[int]]], pad: int) -> dict:
