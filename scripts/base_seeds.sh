@@ -18,7 +18,7 @@ for threads in $THREAD_COUNTS; do
     folders+=("$out")
     if [[ -f "$out/base/base_stage" ]]; then echo "seed $seed, $threads thread(s): kept ($out/base/base_stage)"; continue; fi
     mkdir -p "$out"
-    SEED="$seed" THREADS="$threads" PYTHON="$PYTHON" bash scripts/demo.sh world base > "$out/base.log" 2>&1
+    SEED="$seed" THREADS="$threads" DEMO_OUT="$out" PYTHON="$PYTHON" bash scripts/demo.sh world base > "$out/base.log" 2>&1
     echo "seed $seed, $threads thread(s): exit $? ($out/base.log)"
   done
 done
