@@ -147,7 +147,7 @@ def recipe_command(doc: str, work, argv: list[str] | None = None, add_arguments=
                    errors: tuple[type[Exception], ...] = ()) -> int:
     """Every stage's command line: parse `RECIPE [--set ...]` and the stage's own options, run
     `work(recipe, args)`, print what it returns, and turn a known failure into `error: ...`, exit 2.
-    `work` returns the message, or (message, exit status)."""
+    `work` returns the message (empty: nothing to print), or (message, exit status)."""
     import argparse
     import sys
 
@@ -162,7 +162,8 @@ def recipe_command(doc: str, work, argv: list[str] | None = None, add_arguments=
         print(f"error: {exc}", file=sys.stderr)
         return 2
     message, status = outcome if isinstance(outcome, tuple) else (outcome, 0)
-    print(message)
+    if message:
+        print(message)
     return status
 
 

@@ -63,11 +63,50 @@ def load_tokenizer(cfg: TrainConfig):
 
 
 def precision_flags(precision: str) -> dict:
+    """The recipe's `train.precision` as TrainingArguments flags. The launcher's own setting
+    (`mixed_precision` of an accelerate config, ACCELERATE_MIXED_PRECISION) is overruled: with
+    precision fp32 under recipes/accelerate/ddp.yaml (bf16), transformers took the launcher's
+    bf16 and trained under autocast."""
+    import os
+
     import torch
 
     if precision == "auto":
         precision = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    mixed = {"fp32": "no"}.get(precision, precision)
+    launcher = os.environ.get("ACCELERATE_MIXED_PRECISION")
+    if launcher not in (None, mixed):
+        print(f"train.precision {precision}: the launcher's mixed precision {launcher!r} is overruled", flush=True)
+    os.environ["ACCELERATE_MIXED_PRECISION"] = mixed
     return {"bf16": precision == "bf16", "fp16": precision == "fp16"}
+
+
+def without_accelerator() -> dict:
+    """On a machine with no GPU, transformers must be told to use the CPU, or a multi-process launch
+    (torchrun, `accelerate launch --multi_gpu`) gives every process a world of its own: each
+    trains on every example and writes the outputs. Told, accelerate joins them with gloo."""
+    import torch
+
+    return {"use_cpu": torch.accelerator.current_accelerator() is None}
+
+
+def check_sharding(distributed_type: str) -> None:
+    """accelerate shards (FSDP, DeepSpeed) only on GPUs and their kin: on CPU processes a launch
+    asking for either trains plain data-parallel. Said, not silently done."""
+    import os
+
+    asked = [name for name, flag in (("FSDP", "ACCELERATE_USE_FSDP"), ("DeepSpeed", "ACCELERATE_USE_DEEPSPEED"))
+             if os.environ.get(flag, "false").lower() == "true"]
+    if asked and distributed_type not in ("FSDP", "DEEPSPEED"):
+        print(f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
+              f"{distributed_type} (every process holds the whole model)", flush=True)
+
+
+def batch_sizes(args) -> dict:
+    """What one optimiser step sees: the effective batch is per-device batch × accumulation × processes."""
+    return {"world_size": args.world_size, "per_device_batch_size": args.per_device_train_batch_size,
+            "gradient_accumulation_steps": args.gradient_accumulation_steps,
+            "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size}
 
 
 def train(recipe, cfg: TrainConfig) -> dict:
@@ -108,9 +147,11 @@ def train(recipe, cfg: TrainConfig) -> dict:
         max_length=cfg.max_length, padding_free=cfg.packing, **checkpointing_flag(SFTConfig, cfg.gradient_checkpointing),
         optim=cfg.optimizer, weight_decay=cfg.weight_decay, seed=cfg.seed, logging_steps=cfg.logging_steps,
         report_to=[] if cfg.report_to == "none" else [cfg.report_to], save_strategy="no",
-        dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision))
+        dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision), **without_accelerator())
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=peft_config)
+    distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
+    check_sharding(distributed_type)
     result = trainer.train()
     adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
     trainer.save_model(str(adapter_dir))
@@ -125,10 +166,12 @@ def train(recipe, cfg: TrainConfig) -> dict:
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
         "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
         "train_loss": result.training_loss, "steps": trainer.state.global_step,
-        "world_size": trainer.args.world_size, "software": software_versions(), "git_commit": git_commit(),
+        **batch_sizes(trainer.args), "distributed_type": distributed_type,
+        "mixed_precision": trainer.accelerator.mixed_precision, "software": software_versions(), "git_commit": git_commit(),
         "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
     }
-    if trainer.is_world_process_zero():
+    manifest["main_process"] = trainer.is_world_process_zero()
+    if manifest["main_process"]:
         StudentManifest.write(cfg.output_dir, manifest)
     return manifest
 
@@ -136,6 +179,8 @@ def train(recipe, cfg: TrainConfig) -> dict:
 def main(argv: list[str] | None = None) -> int:
     def work(recipe, args):
         manifest = train(recipe, TrainConfig.from_recipe(recipe))
+        if not manifest.pop("main_process"):
+            return ""   # the main process reports for all
         kind = "adapter" if manifest["hyperparameters"]["lora"] else "model"
         return (f"loss {manifest['first_loss']:.4f} → {manifest['final_loss']:.4f} over {manifest['steps']} steps\n"
                 f"{kind}: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}")
