@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hindsight.distill.teacher import main as teacher_main
-from hindsight.distill.teacher import parse_shard
+from hindsight.shards import parse_shard
 
 
 def _recipe(root, out):

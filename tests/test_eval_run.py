@@ -141,3 +141,36 @@ def test_data_max_targets_evaluates_the_first_n_targets_of_the_split(tmp_path):
     run_dir = evaluate(load_recipe(recipe), "oneshot", progress=False)
     assert len((run_dir / "episodes.jsonl").read_text().splitlines()) == 3
     assert json.loads((run_dir / "manifest.json").read_text())["instances"]["count"] == 3
+
+
+def _episodes_by_target(run_dir: Path) -> dict:
+    timing = ("latency_s", "started_at")
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    return {r["instance_id"]: {k: v for k, v in r.items() if k not in timing} for r in records}
+
+
+@pytest.mark.parametrize("policy", ["bm25-oneshot", "hf"])
+def test_merged_evaluation_shards_equal_an_unsharded_run(tmp_path, tiny_model, policy):
+    extra = "" if policy == "bm25-oneshot" else \
+        f"  model: {tiny_model}\n  max_new_tokens: 24\n  batch_size: 1\n"   # one episode a batch: no padding differs
+    path = tmp_path / "recipe.yaml"
+    path.write_text(f"data:\n  source: world\n  max_targets: 7\nprotocol:\n  budget: 3\npolicy:\n  backend: {policy}\n"
+                    f"{extra}runs_dir: {tmp_path / 'runs'}\n")
+    assert run_main([str(path), "--name", "whole"]) == 0
+    for index in range(3):
+        assert run_main([str(path), "--name", "sharded", "--shard", f"{index}/3"]) == 0
+    assert run_main([str(path), "--name", "sharded", "--merge", "3"]) == 0
+    whole, merged = tmp_path / "runs" / "whole", tmp_path / "runs" / "sharded"
+    assert _episodes_by_target(merged) == _episodes_by_target(whole) and len(_episodes_by_target(whole)) == 7
+    assert (merged / "instances.jsonl").read_bytes() == (whole / "instances.jsonl").read_bytes()
+    manifest, expected = (json.loads((run / "manifest.json").read_text()) for run in (merged, whole))
+    assert manifest["counts"] == expected["counts"] and manifest["instances"] == expected["instances"]
+    assert manifest["merged_shards"] == 3
+
+
+def test_merging_evaluation_shards_of_other_targets_is_refused(tmp_path, capsys):
+    path = recipe(tmp_path)
+    for index in range(2):
+        assert run_main([str(path), "--name", "s", "--limit", "4", "--shard", f"{index}/2"]) == 0
+    assert run_main([str(path), "--name", "s", "--limit", "6", "--merge", "2"]) == 2
+    assert "do not cover the split's 6 targets" in capsys.readouterr().err

@@ -30,12 +30,12 @@ from hindsight.distill.prompts import (
     private_texts,
     teacher_messages,
 )
-from hindsight.jsonl import read_jsonl
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import Recipe, recipe_command
 from hindsight.runner import run_episodes
 from hindsight.schema import CandidateId, Task
 from hindsight.search.text import analyze
+from hindsight.shards import merge_runs, merged_manifest, parse_shard, shard_folder, shard_of
 
 
 def corpus_idf(corpus: Corpus) -> dict[str, float]:
@@ -56,19 +56,8 @@ def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed
     return make_policy(policy_config, recipe.protocol)
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """"I/N" → (I, N) with 0 <= I < N."""
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise ValueError(f"--shard wants INDEX/COUNT such as 0/8, got {text!r}") from None
-    if not 0 <= index < count:
-        raise ValueError(f"--shard {text}: the index must be in 0..{count - 1}")
-    return index, count
-
-
 def shard_dir(cfg: DistillConfig, index: int, count: int) -> Path:
-    return cfg.output.candidates / "shards" / f"{index}-of-{count}"
+    return shard_folder(cfg.output.candidates, index, count)
 
 
 def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int, int] | None = None) -> Path:
@@ -78,8 +67,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
     for split in cfg.splits:
         in_split = [inst for inst in instances if inst.split == split]
         chosen.update((inst.id, inst) for inst in in_split[: cfg.max_targets or len(in_split)])
-    if shard is not None:
-        chosen = {iid: inst for n, (iid, inst) in enumerate(chosen.items()) if n % shard[1] == shard[0]}
+    chosen = dict(shard_of(list(chosen.items()), shard))
     idf = corpus_idf(corpus)
     tasks = {str(CandidateId(inst.id, k)): inst.task(sample=k) for inst in chosen.values() for k in range(cfg.candidates)}
     instance_of = {task.task_id: chosen[CandidateId.parse(record_id).instance_id] for record_id, task in tasks.items()}
@@ -114,35 +102,10 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
 
 
 def merge_shards(recipe: Recipe, count: int) -> Path:
-    """Concatenate the shards' complete runs into <out_dir>/candidates; refuses a missing or
-    unfinished shard and any task recorded twice, so the merge has one record per candidate."""
-    cfg = DistillConfig.from_recipe(recipe)
-    out = cfg.output.candidates
-    seen: set[str] = set()
-    lines: list[str] = []
-    manifests = []
-    for index in range(count):
-        folder = shard_dir(cfg, index, count)
-        manifest_path = folder / "manifest.json"
-        if not manifest_path.exists():
-            raise FileNotFoundError(f"{folder}: shard {index} of {count} has no manifest; run --shard {index}/{count}")
-        manifest = json.loads(manifest_path.read_text())
-        if manifest.get("status") != "complete":
-            raise ValueError(f"{manifest_path}: shard {index} of {count} is {manifest.get('status')!r}, not complete")
-        for number, record, problem in read_jsonl(folder / "episodes.jsonl"):
-            if problem:
-                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {problem}")
-            task_id = record["instance_id"]
-            if task_id in seen:
-                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {task_id} is already in an earlier shard")
-            seen.add(task_id)
-            lines.append(json.dumps(record, ensure_ascii=False) + "\n")   # as the runner wrote it
-        manifests.append(manifest)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
-    merged = {**manifests[0], "shard": None, "merged_shards": count,
-              "targets": sum(m["targets"] for m in manifests),
-              "counts": {key: sum(m["counts"][key] for m in manifests) for key in manifests[0]["counts"]}}
+    """The shards' complete runs as one run in <out_dir>/candidates (hindsight.shards.merge_runs)."""
+    out = DistillConfig.from_recipe(recipe).output.candidates
+    manifests = merge_runs(out, count)
+    merged = merged_manifest(manifests, targets=sum(m["targets"] for m in manifests))
     (out / "manifest.json").write_text(json.dumps(merged, indent=2, default=str) + "\n")
     return out
 

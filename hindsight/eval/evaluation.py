@@ -15,6 +15,7 @@ from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import Recipe
 from hindsight.runner import RunDirError, run_episodes
 from hindsight.schema import tasks_of
+from hindsight.shards import merge_runs, merged_manifest, shard_folder, shard_of
 from hindsight.stages import StudentManifest
 
 
@@ -74,14 +75,18 @@ def _same_model(a: str, b: str) -> bool:
 
 
 def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str | None = None,
-             limit: int | None = None, progress: bool = True, student: str | None = None) -> Path:
-    """`student`: a train/sft.py output_dir, evaluated as what it holds (adapter or full model)."""
+             limit: int | None = None, progress: bool = True, student: str | None = None,
+             shard: tuple[int, int] | None = None) -> Path:
+    """`student`: a train/sft.py output_dir, evaluated as what it holds (adapter or full model).
+    `shard` (I, N): only every N-th target from the I-th, into <name>/shards/I-of-N (`merge_evaluation`)."""
     if student:
         model, adapter = trained_student(student, recipe.policy.model)
         recipe = replace(recipe, policy=replace(recipe.policy, model=model))
     corpus, instances, report = recipe.data.load()
-    chosen = select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets)
+    chosen = shard_of(select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets), shard)
     run_dir = Path(recipe.runs_dir) / name
+    if shard is not None:
+        run_dir = shard_folder(run_dir, *shard)
     run_dir.mkdir(parents=True, exist_ok=True)
     digest = write_instances(run_dir / "instances.jsonl", chosen)
     backend = recipe.search.build(corpus)
@@ -94,11 +99,30 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
                 "instances": {"path": "instances.jsonl", "sha256": digest, "split": split or recipe.data.split,
                               "count": len(chosen)},
                 "corpus_hash": corpus.hash, "data_report": report.to_dict(), "software": software_versions(),
-                "git_commit": git_commit()}
+                "git_commit": git_commit(), "shard": list(shard) if shard else None}
     try:
         run_episodes(policy, tasks_of(chosen), backend, recipe.protocol, run_dir, manifest,
                      batch_size=recipe.policy.batch_size, progress=progress)
     finally:
         if hasattr(policy, "close"):  # an engine with worker processes (vllm) stops here, not at exit
             policy.close()
+    return run_dir
+
+
+def merge_evaluation(recipe: Recipe, name: str, count: int, split: str | None = None, limit: int | None = None) -> Path:
+    """The N complete shards of run `name` as the one run an unsharded `evaluate` would have
+    written: every target of the split once, instances.jsonl in the split's order."""
+    _, instances, _ = recipe.data.load()
+    chosen = select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets)
+    run_dir = Path(recipe.runs_dir) / name
+    manifests = merge_runs(run_dir, count)
+    merged_ids = {json.loads(line)["instance_id"] for line in (run_dir / "episodes.jsonl").read_text().splitlines()}
+    missing = [inst.id for inst in chosen if inst.id not in merged_ids]
+    if missing or len(merged_ids) != len(chosen):
+        raise ValueError(f"{run_dir}: the {count} shards do not cover the split's {len(chosen)} targets "
+                         f"({len(missing)} missing, e.g. {missing[:3]}); were they run with the same --split and --limit?")
+    digest = write_instances(run_dir / "instances.jsonl", chosen)
+    instances_record = {**manifests[0]["instances"], "sha256": digest, "count": len(chosen)}
+    merged = merged_manifest(manifests, instances=instances_record)
+    (run_dir / "manifest.json").write_text(json.dumps(merged, indent=2, default=str) + "\n")
     return run_dir

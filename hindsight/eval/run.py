@@ -9,15 +9,20 @@ Reads the recipe's benchmark (data), search index and policy (its model, --adapt
 --student). Writes <runs_dir>/<name>/episodes.jsonl (one episode a target), manifest.json and
 instances.jsonl (the targets). Resumable: run it again with the same name and it continues where
 it stopped.
+
+One engine per GPU: shard the targets, then merge into the run an unsharded command would write:
+    python eval/run.py RECIPE --name sft --student outputs/sft --shard 3/8    # → <name>/shards/3-of-8/
+    python eval/run.py RECIPE --name sft --merge 8
 """
 
 from __future__ import annotations
 
 import sys
 
-from hindsight.eval.evaluation import evaluate
+from hindsight.eval.evaluation import evaluate, merge_evaluation
 from hindsight.recipe import recipe_command
 from hindsight.runner import RunDirError
+from hindsight.shards import parse_shard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,10 +34,18 @@ def main(argv: list[str] | None = None) -> int:
                                                "fully fine-tuned model (train_manifest.json says which)")
         parser.add_argument("--split", help="the split to evaluate (default: the recipe's data.split)")
         parser.add_argument("--limit", type=int, help="only the first N targets of the split")
+        sharding = parser.add_mutually_exclusive_group()
+        sharding.add_argument("--shard", metavar="I/N", help="only every N-th target starting at the I-th (one job of N)")
+        sharding.add_argument("--merge", type=int, metavar="N", help="merge the run's N complete shards into one run")
 
     def work(recipe, args):
-        run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit,
-                           student=args.student)
+        if args.merge:
+            run_dir = merge_evaluation(recipe, args.name, args.merge, split=args.split, limit=args.limit)
+        else:
+            run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit,
+                               student=args.student, shard=parse_shard(args.shard) if args.shard else None)
+            if args.shard:
+                return f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {args.shard.split('/')[1]}"
         return (f"episodes: {run_dir / 'episodes.jsonl'}\nmanifest: {run_dir / 'manifest.json'}\n"
                 f"next: python eval/report.py {args.name} --runs-dir {run_dir.parent}")
 
