@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 from urllib.parse import unquote
 
 from hindsight.ids import normalize_arxiv_id
@@ -64,6 +65,7 @@ _CAPITAL_CONFUSABLES = str.maketrans({
 _LETTER_OF_DIGIT = {"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
 _LEET = str.maketrans(_LETTER_OF_DIGIT)
 _LEET_I = str.maketrans({**_LETTER_OF_DIGIT, "1": "i"})
+_LEET_BUT_ONE = str.maketrans({digit: letter for digit, letter in _LETTER_OF_DIGIT.items() if digit != "1"})
 _ONE_IN_WORD = re.compile(r"[a-z]1|1[a-z]")
 _SIGN_FOR_LETTER = re.compile(r"(?<=[a-z0-9])[@$](?=[a-z0-9])")
 _MARKS = frozenset({"Cf", "Mn", "Me", "Mc"})
@@ -105,17 +107,37 @@ def _fold_char(ch: str) -> str:
     return "-" if category == "Pd" else ch
 
 
-def _read_digits(word: str, one: str) -> str:
+def _read_digits(word: str, one: str, vocabulary: frozenset[str] = frozenset()) -> str:
     """A word of letters and digits as the word it disguises, its digits read as the letters they
-    stand for (1 as `one`: l or i). Words of digits alone (years, id parts) are left as they are."""
+    stand for, 1 as `one` (l or i); with `one` "either", each 1 as l or as i, whichever makes a
+    word of `vocabulary` ("11ghtweigh7" is "lightweight"). Words of digits alone (years, id
+    parts) are left as they are."""
     if word.isalpha() or word.isdigit():
         return word
-    return word.translate(_LEET_I if one == "i" else _LEET)
+    if one != "either":
+        return word.translate(_LEET_I if one == "i" else _LEET)
+    return _either_reading(word.translate(_LEET_BUT_ONE), vocabulary)
 
 
-def _readings(folded: str) -> tuple[str, ...]:
-    """How a 1 inside a word may be read: as l, and also as i where the folded text has such a word."""
-    return ("l", "i") if _ONE_IN_WORD.search(folded) else ("l",)
+@lru_cache(maxsize=20_000)
+def _either_reading(word: str, vocabulary: frozenset[str]) -> str:
+    ones = word.count("1")
+    if ones == 0 or ones > 6:   # past six ones, 64 readings: the plain ones stand
+        return word.replace("1", "l")
+    parts = word.split("1")
+    for letters in product("li", repeat=ones):
+        reading = parts[0] + "".join(letter + part for letter, part in zip(letters, parts[1:]))
+        if reading in vocabulary:
+            return reading
+    return word.replace("1", "l")
+
+
+def _readings(folded: str, vocabulary: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """How a 1 inside a word may be read: as l; also as i where the folded text has such a word;
+    and, given a vocabulary, each 1 of a word as l or i, whichever spells one of its words."""
+    if not _ONE_IN_WORD.search(folded):
+        return ("l",)
+    return ("l", "i", "either") if vocabulary else ("l", "i")
 
 
 @lru_cache(maxsize=200_000)
@@ -152,7 +174,7 @@ def words(text: str, vocabulary: frozenset[str] = frozenset(), one: str = "l") -
 
 
 def _words_of(folded: str, vocabulary: frozenset[str], one: str) -> list[str]:
-    found = [_read_digits(w, one) for w in _WORD.findall(folded)]
+    found = [_read_digits(w, one, vocabulary) for w in _WORD.findall(folded)]
     return [piece for w in found for piece in segment(w, vocabulary)] if vocabulary else found
 
 
@@ -163,7 +185,7 @@ def terms(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]
     with digits for letters holds each of its readings."""
     held: set[str] = set()
     folded = fold(text)
-    for one in _readings(folded):
+    for one in _readings(folded, vocabulary):
         ws = _words_of(folded, vocabulary, one)
         held |= {spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])}
     return frozenset(held)
@@ -177,7 +199,7 @@ def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset()) -> set[t
     """Word n-grams of the folded, stemmed text (under each reading of its digits)."""
     grams: set[tuple[str, ...]] = set()
     folded = fold(text)
-    for one in _readings(folded):
+    for one in _readings(folded, vocabulary):
         stems = [spelled(w) for w in _words_of(folded, vocabulary, one)]
         grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
     return grams
@@ -291,6 +313,9 @@ def _squash(text: str) -> str:
     return _NOT_ALNUM.sub("", text)
 
 
+TARGET = "the target"   # whose title PrivateText.titles lists first
+
+
 @dataclass(frozen=True)
 class PrivateText:
     """What a teacher saw that a student must not: the private block's text and n-grams, the
@@ -305,7 +330,7 @@ class PrivateText:
 
     @classmethod
     def build(cls, block: str, target_title: str, target_id: str, labels, n: int) -> PrivateText:
-        titles = (("the target", target_title),) + tuple((f"antecedent {lab.id}", lab.title) for lab in labels)
+        titles = ((TARGET, target_title),) + tuple((f"antecedent {lab.id}", lab.title) for lab in labels)
         # small function words too, so that "tuningof" comes apart like "tuning of"
         vocabulary = frozenset(w for text in [block, *(t for _, t in titles)] for w in words(text) if len(w) >= 3) | _GLUE
         return cls(text=block, ngrams=frozenset(ngrams(block, n)), titles=titles,
@@ -367,11 +392,14 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
     in what it wrote unless a search of this conversation returned them first, phrases of the
     private block that neither the brief nor a result shown before holds, more than one call in
     a reply, and submitted or read ids that no search returned. Text a search showed is public
-    from then on, like the brief: quoting a result is no leak."""
+    from then on, like the brief: quoting a result is no leak. The target is never a result, so
+    for its title only the brief's words are public."""
     vocabulary = private.vocabulary
     public_ngrams = ngrams(brief, n) | ngrams(brief, n, vocabulary)
-    public = set(terms(brief))       # words the agent may write without hindsight: the brief's and the results'
+    brief_terms = frozenset(terms(brief))
+    public = set(brief_terms)        # words the agent may write without hindsight: the brief's and the results'
     written_private: set[str] = set()  # terms of all the assistant wrote, less what was public when it wrote them
+    written_beyond_brief: set[str] = set()   # the same, less the brief's terms alone (for the target's title)
     surfaced: set[str] = set()
     queries: list[str] = []
     reported: set[str] = set()       # titles already found spelled out (each is reported once)
@@ -406,7 +434,8 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
                 if ids_in(query):
                     findings.append(Finding("identifying_query", turn, query, "an arXiv id in a query"))
                 for whose, title in private.titles:
-                    why = None if whose in reported else title_in_queries(title, queries, share, public_now, vocabulary)
+                    known = brief_terms if whose == TARGET else public_now
+                    why = None if whose in reported else title_in_queries(title, queries, share, known, vocabulary)
                     if why:
                         reported.add(whose)
                         findings.append(Finding("identifying_query", turn, query, f"{whose}'s title: {why}"))
@@ -427,11 +456,13 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
                 continue
             held = terms(text, vocabulary)
             written_private |= held - public_now
+            written_beyond_brief |= held - brief_terms
             for whose, title in private.titles:
                 if whose in reported:
                     continue
-                coverage, length = title_coverage(title, held, public_now)
-                so_far, _ = title_coverage(title, written_private, public_now)
+                known, before = (brief_terms, written_beyond_brief) if whose == TARGET else (public_now, written_private)
+                coverage, length = title_coverage(title, held, known)
+                so_far, _ = title_coverage(title, before, known)
                 if length >= 3 and max(coverage, so_far) >= share:
                     reported.add(whose)
                     where = "holds" if coverage >= share else "with what the assistant wrote before, holds"

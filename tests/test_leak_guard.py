@@ -133,3 +133,31 @@ def test_the_guard_reads_a_reply_as_the_runner_would_record_it():
     assert guard.why_refused(conv, Turn(calls=[ToolCall("search_papers", {"query": "robot learning"})])) is None
     assert "2301.00001" in guard.why_refused(conv, Turn(text="see 2301 00001", content="see 2301 00001"))
     assert asyncio.iscoroutinefunction(LeakGuard(RemoteTitleCopier(), {}, 5, 0.6).act_one)
+
+
+def test_given_the_index_the_guard_refuses_free_text_that_finds_an_unsurfaced_label():
+    import datetime as dt
+
+    from hindsight.data import load_benchmark
+    from hindsight.distill.guard import LeakGuard
+    from hindsight.leaks import PrivateText, content_words, spelled, terms
+    from hindsight.search.bm25 import BM25Backend
+
+    corpus, instances, _ = load_benchmark("world")
+    backend = BM25Backend(corpus)
+    for instance in (inst for inst in instances if inst.split == "train"):
+        label = instance.labels[0]
+        # ten words of the label's abstract that neither its title nor the brief holds, reversed: no phrase,
+        # no title words, nothing public
+        known = terms(instance.brief) | terms(label.title)
+        text = " ".join(reversed([w for w in content_words(label.abstract) if spelled(w) not in known][:10]))
+        best = backend.search(text, dt.date.max, 1)
+        if best and best[0].id == label.id:
+            break
+    private = PrivateText.build(f"{label.title}\n{label.abstract}", instance.target.title, instance.target.id,
+                                instance.labels, 5)
+    conv = Conversation(Task("t", instance.brief, instance.cutoff), [{"role": "user", "content": instance.brief}])
+    turn = Turn(text=text, content=text)
+    assert LeakGuard(TitleCopier(), {"t": private}, 5, 0.6).why_refused(conv, turn) is None   # the rules see nothing
+    guard = LeakGuard(TitleCopier(), {"t": private}, 5, 0.6, backend=backend, retrieval_words=4)
+    assert label.id in guard.why_refused(conv, turn)

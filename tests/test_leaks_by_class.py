@@ -159,3 +159,23 @@ def test_quoting_and_repeating_titles_and_ids_a_search_returned_is_never_flagged
                 if not (f.flag == "identifying_query" and "an arXiv id in a query" in f.reason)]
     assert findings == [], (quote_, queries, [str(f) for f in findings])
     assert audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE) == []
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(["query", "rationale"]))
+def test_the_target_title_after_a_search_showed_some_of_its_words_is_flagged_by_both(data, where):
+    """The target is never a search result, so its words that a result happened to show are not
+    public: a result holding part of the target's title (a paper that shares its words) does not
+    license writing the whole of it."""
+    instance = data.draw(st.sampled_from(instances()))
+    title = instance.target.title
+    brief = terms(instance.brief)
+    beyond = [w for w in content_words(title) if spelled(w) not in brief]
+    assume(len(content_words(title)) >= 3 and len(beyond) >= SHARE * len(content_words(title)))
+    shown = data.draw(st.lists(st.sampled_from(beyond), min_size=1, max_size=len(beyond), unique=True))
+    returned = [{"id": "2001.00001", "title": "A study of " + " and ".join(shown)}]
+    text = data.draw(st.sampled_from([title, data.draw(digits_for_letters(title)), data.draw(marked(title))]))
+    messages = (conversation(instance, ["keyword search", text], papers=returned) if where == "query"
+                else conversation(instance, ["keyword search"], papers=returned, rationale=text, submit=("2001.00001",)))
+    flags, audit = flagged(instance, messages)
+    assert flags & {"identifying_query", "private_copy"} and audit, (where, shown, text)

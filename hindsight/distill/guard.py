@@ -1,6 +1,7 @@
 """The teacher's side of the leak vocabulary: a reply that the replay validator would reject is
 not sent. The guard checks each proposed turn with `hindsight.leaks.check_messages` (the
-validator's own function, on the same private text) and, when the turn adds a finding, asks the
+validator's own function, on the same private text) and, given the search backend, with the
+validator's second line (`hindsight.distill.retrieval`), and when the turn adds a finding, asks the
 teacher again with the refused reply and the reason appended. Those two messages live only in
 the retry: the candidate's transcript never holds them. After `retries` refusals the last reply
 goes through, and the validator rejects the candidate as before, so nothing is lost silently.
@@ -8,6 +9,7 @@ goes through, and the validator rejects the candidate as before, so nothing is l
 
 from __future__ import annotations
 
+from hindsight.distill.retrieval import retrieval_findings
 from hindsight.leaks import PrivateText, check_messages
 from hindsight.policy.base import Conversation, Turn
 
@@ -30,8 +32,10 @@ def is_refusal(message: dict) -> bool:
 class LeakGuard:
     """Wraps a teacher policy; `private` maps each task id to what its teacher was shown."""
 
-    def __init__(self, teacher, private: dict[str, PrivateText], ngram: int, title_share: float, retries: int = 2):
+    def __init__(self, teacher, private: dict[str, PrivateText], ngram: int, title_share: float, retries: int = 2,
+                 backend=None, retrieval_words: int | None = None):
         self.teacher, self.private, self.ngram, self.title_share, self.retries = teacher, private, ngram, title_share, retries
+        self.backend, self.retrieval_words = backend, retrieval_words
         self.name = teacher.name
         self.counts = {"turns": 0, "refused": 0, "sent_leaking": 0}
         if hasattr(teacher, "act_one"):
@@ -45,8 +49,11 @@ class LeakGuard:
         if turn.failure:
             return None
         messages = conversation.messages + [turn_message(turn)]
-        private = self.private[conversation.task.task_id]
-        for finding in check_messages(messages, private, conversation.task.brief, self.ngram, self.title_share):
+        private, brief = self.private[conversation.task.task_id], conversation.task.brief
+        findings = check_messages(messages, private, brief, self.ngram, self.title_share)
+        if self.backend is not None and self.retrieval_words is not None:
+            findings += retrieval_findings(messages, self.backend, private, brief, self.retrieval_words)
+        for finding in findings:
             if finding.turn == len(messages) - 1:
                 return f"{finding.flag}: {finding.reason}"
         return None

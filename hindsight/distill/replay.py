@@ -8,7 +8,10 @@ Flags (a candidate may carry several):
   malformed          unreadable or unknown actions, wrong argument types, several calls in one
                      reply, over budget, no submission
   private_copy       assistant text shares an n-gram (default 5 words) with the private block
-                     that the brief does not hold, or a rationale holds most of a private title
+                     that the brief does not hold, or a rationale holds most of a private title;
+                     or (the second line, hindsight/distill/retrieval.py) a rationale or free
+                     text whose best match in the search index is a label or the target that
+                     no search of the episode had returned
   identifying_query  a query holds an arXiv id; the queries so far spell out most of the target's
                      or an antecedent's title; a label's or the target's id anywhere in assistant
                      text before a search returned it
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindsight.distill.config import DistillConfig
+from hindsight.distill.retrieval import retrieval_findings
 from hindsight.env import SearchEnv
 from hindsight.leaks import PrivateText, check_messages
 from hindsight.metrics import score_episode
@@ -135,7 +139,11 @@ class Validator:
         episode.messages = messages
         if episode.status != "submitted":
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
-        for finding in check_messages(messages, self.private[instance.id], task.brief, self.cfg.ngram, self.cfg.title_share):
+        findings = check_messages(messages, self.private[instance.id], task.brief, self.cfg.ngram, self.cfg.title_share)
+        if self.cfg.retrieval_words is not None:
+            findings += retrieval_findings(messages, self.backend, self.private[instance.id], task.brief,
+                                           self.cfg.retrieval_words)
+        for finding in findings:
             result.flag(finding.flag, str(finding))
         self._check_results(episode, candidate, instance, result)
         result.actions, result.messages = len(actions), messages

@@ -89,7 +89,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
     if cfg.leak_retries:
         private = private_texts(chosen.values(), corpus, cfg, idf)
         teacher = LeakGuard(teacher, {task_id: private[inst.id] for task_id, inst in instance_of.items()},
-                            cfg.ngram, cfg.title_share, cfg.leak_retries)
+                            cfg.ngram, cfg.title_share, cfg.leak_retries, backend, cfg.retrieval_words)
     final = run_episodes(teacher, tasks, backend, recipe.protocol, out, manifest,
                          batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
     if isinstance(teacher, LeakGuard):  # this invocation's turns: a resumed run counts only its own
