@@ -87,7 +87,9 @@ def without_accelerator() -> dict:
     trains on every example and writes the outputs. Told, accelerate joins them with gloo."""
     import torch
 
-    return {"use_cpu": torch.accelerator.current_accelerator() is None}
+    if hasattr(torch, "accelerator"):   # torch 2.6 and later: CUDA, XPU, MPS, ...
+        return {"use_cpu": torch.accelerator.current_accelerator() is None}
+    return {"use_cpu": not torch.cuda.is_available()}
 
 
 def check_sharding(distributed_type: str) -> None:
@@ -170,10 +172,9 @@ def train(recipe, cfg: TrainConfig) -> dict:
         "mixed_precision": trainer.accelerator.mixed_precision, "software": software_versions(), "git_commit": git_commit(),
         "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
     }
-    manifest["main_process"] = trainer.is_world_process_zero()
-    if manifest["main_process"]:
+    if trainer.is_world_process_zero():
         StudentManifest.write(cfg.output_dir, manifest)
-    return manifest
+    return {**manifest, "main_process": trainer.is_world_process_zero()}
 
 
 def main(argv: list[str] | None = None) -> int:
