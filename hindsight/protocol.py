@@ -15,7 +15,7 @@ from hindsight.config import from_mapping
 
 SCORER_VERSION = "1"
 RESULT_FIELDS = ("id", "title", "date", "abstract")
-TOOL_CALL_READINGS = ("template", "lenient")
+TOOL_CALL_READINGS = ("template", "lenient", "repaired")
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class ProtocolConfig:
     read_paper: bool = False         # the full-tool variant adds read_paper(id)
     max_malformed: int = 3           # consecutive unreadable replies that end an episode as `malformed`
     tool_calls: str = "template"     # how text replies are read: "template" (the chat template's own
-                                     # format) or "lenient" (also fenced JSON and call objects in prose)
+                                     # format), "lenient" (also fenced JSON and call objects in prose) or
+                                     # "repaired" (lenient, and a call cut short of its closing brackets closed)
 
     def __post_init__(self):
         for name in ("k", "budget", "abstract_words", "max_query_words", "max_submit", "max_malformed"):

@@ -76,10 +76,12 @@ def _append(handle, episode: Episode) -> None:
 
 
 def _read(turn: Turn, config: ProtocolConfig) -> Turn:
-    """The protocol's reading of a text reply: a lenient protocol also takes fenced or embedded calls."""
-    if turn.calls or turn.failure or config.tool_calls != "lenient":
+    """The protocol's reading of a text reply: a lenient protocol also takes fenced or embedded calls,
+    a repairing one also a call left unclosed."""
+    if turn.calls or turn.failure or config.tool_calls == "template":
         return turn
-    parsed = read_leniently(turn.content or turn.text)  # content: an API reply's text is the whole message
+    # content: an API reply's text is the whole message
+    parsed = read_leniently(turn.content or turn.text, repair=config.tool_calls == "repaired")
     return replace(turn, content=parsed.text, calls=parsed.calls, parse_error=None) if parsed.calls else turn
 
 

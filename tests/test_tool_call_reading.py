@@ -59,15 +59,21 @@ def test_the_reading_is_a_protocol_setting_checked_on_load(tmp_path):
 
 
 class FencedWriter:
-    """A policy that writes its calls as fenced JSON text, as an untrained model does."""
+    """A policy that writes its calls as fenced JSON text, as an untrained model does; with
+    `short`, its submission one closing brace short, as the untrained Qwen2.5 often ends it."""
     name = "fenced"
+
+    def __init__(self, short: bool = False):
+        self.short = short
 
     def act(self, batch, tools):
         turns = []
         for conv in batch:
             searched = any(m["role"] == "tool" for m in conv.messages)
-            call = {"name": "submit_answer", "arguments": {"papers": []}} if searched else SEARCH
-            text = "```json\n" + json.dumps(call) + "\n```"
+            call = {"name": "submit_answer", "arguments": {"papers": [{"id": "2201.00001", "rationale": "a {b} [c]"}]}} \
+                if searched else SEARCH
+            body = json.dumps(call)[:-1] if searched and self.short else json.dumps(call)
+            text = "```json\n" + body + "\n```"
             turns.append(Turn(text=text, content=text, parse_error="no tool call found"))
         return turns
 
@@ -85,6 +91,29 @@ def test_the_runner_reads_replies_as_the_protocol_says(tmp_path, reading, status
     if reading == "lenient":
         assert rows[0]["steps"][0]["args"] == {"query": "graph attention"}
         assert rows[0]["messages"][2]["tool_calls"][0]["function"]["name"] == "search_papers"
+
+
+@pytest.mark.parametrize("reading, status", [("lenient", "malformed"), ("repaired", "submitted")])
+def test_a_submission_one_brace_short_is_read_only_by_the_repairing_reading(tmp_path, reading, status):
+    backend = BM25Backend(Corpus(random_papers(200, seed=4)))
+    tasks = [Task("t0", "graph attention for robots", dt.date(2022, 1, 1))]
+    run_episodes(FencedWriter(short=True), keyed(tasks), backend, ProtocolConfig(tool_calls=reading),
+                 tmp_path / reading, progress=False)
+    row = json.loads((tmp_path / reading / "episodes.jsonl").read_text())
+    assert row["status"] == status
+    if reading == "repaired":   # what it wrote, closed: the braces inside the string are text, not structure
+        assert row["steps"][-1]["args"] == {"papers": [{"id": "2201.00001", "rationale": "a {b} [c]"}]}
+
+
+@pytest.mark.parametrize("reply, query", [('{"name": "search_papers", "arguments": {"query": "cut sho', "cut sho"),
+                                          ('<tool_call>{"name": "search_papers", "arguments": {"query": "x"}', "x"),
+                                          ('I would search {"name": "search_papers", "arguments": {"query": "a \\"b\\" c"',
+                                           'a "b" c')])
+def test_the_repairing_reading_closes_an_unclosed_call_and_invents_nothing_else(reply, query):
+    calls = read_leniently(reply, repair=True).calls
+    assert [(call.name, call.arguments) for call in calls] == [("search_papers", {"query": query})]
+    assert read_leniently(reply).calls == [] or reply.startswith("<tool_call>")
+    assert read_leniently("no call at all {not json", repair=True).calls == []
 
 
 def test_the_reading_benchmark_reads_the_same_replies_both_ways(tmp_path):

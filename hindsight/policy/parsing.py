@@ -6,8 +6,10 @@ block first). Llama 3: the reply is one JSON object `{"name": ..., "parameters":
 
 `read_leniently` also accepts what models that were never taught the template's format write:
 a fenced code block holding the call (```json {"name": ..., "arguments": ...} ```), or a call
-object anywhere in the reply. Whether a protocol reads replies that way is its `tool_calls`
-setting, part of the protocol hash, so both arms of a comparison read the same way.
+object anywhere in the reply; with `repair`, also a call object cut short of its closing
+brackets or quote (the untrained Qwen2.5 often ends a long submission one brace short). Whether
+a protocol reads replies that way is its `tool_calls` setting, part of the protocol hash, so
+both arms of a comparison read the same way.
 """
 
 from __future__ import annotations
@@ -94,9 +96,9 @@ def _call_objects(text: str) -> list[ToolCall]:
     return calls
 
 
-def read_leniently(text: str, style: str = "auto") -> Parsed:
+def read_leniently(text: str, style: str = "auto", repair: bool = False) -> Parsed:
     """The template's format first; failing that, calls in fenced code blocks, then call objects
-    anywhere in the reply."""
+    anywhere in the reply; with `repair`, last, a call object left unclosed, closed."""
     strict = parse_tool_calls(text, style)
     if strict.calls:
         return strict
@@ -105,4 +107,36 @@ def read_leniently(text: str, style: str = "auto") -> Parsed:
     if fenced:
         return Parsed(calls=fenced, text=_FENCE.sub("", visible).strip())
     anywhere = _call_objects(visible)
-    return Parsed(calls=anywhere) if anywhere else strict
+    if anywhere:
+        return Parsed(calls=anywhere)
+    if repair:
+        bodies = _FENCE.findall(visible) or [_QWEN.sub(lambda m: m.group(1), visible)]
+        closed = [call for body in bodies for call in _call_objects(closed_json(body))]
+        if closed:
+            return Parsed(calls=closed[:1])
+    return strict
+
+
+def closed_json(text: str) -> str:
+    """`text` from its first "{" with whatever the JSON there left open closed: an open string
+    gets its quote, open arrays and objects their brackets, innermost first. Text whose object
+    closes is returned up to that point, as it is."""
+    start = text.find("{")
+    if start == -1:
+        return text
+    stack, in_string, escaped = [], False, False
+    for i, ch in enumerate(text[start:], start):
+        if in_string:
+            escaped, in_string = (not escaped and ch == "\\"), in_string and (escaped or ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return text[start:i + 1]
+            if not stack:
+                return text[start:i + 1]
+    body = text[start:].rstrip()
+    return body + ('"' if in_string else "") + "".join(reversed(stack))
