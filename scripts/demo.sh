@@ -42,6 +42,7 @@ BASE_ID_COPY_STEPS="${BASE_ID_COPY_STEPS:-1200}"  # then ids out of search resul
 BASE_ID_COPY_UNTIL="${BASE_ID_COPY_UNTIL:-0.05}"
 BASE_QUERY_COPY_STEPS="${BASE_QUERY_COPY_STEPS:-1000}"  # last, a brief's first sentence into a query
 BASE_QUERY_COPY_UNTIL="${BASE_QUERY_COPY_UNTIL:-0.05}"
+BASE_ID_REHEARSAL="${BASE_ID_REHEARSAL:-0.25}"  # share of the query phase's examples that copy ids again
 NAIVE_SAMPLES="${NAIVE_SAMPLES:-1}"   # naive episodes per train target (distill/naive.py)
 BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
 BASE_LR="${BASE_LR:-2e-3}"            # its own, so that tuning the SFT stage leaves the base alone
@@ -72,7 +73,8 @@ stage_base() {
     --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --seed "$SEED" --id-tokens --no-system-turn \
     --copy-steps "$BASE_COPY_STEPS" --copy-until "$BASE_COPY_UNTIL" \
     --id-copy-steps "$BASE_ID_COPY_STEPS" --id-copy-until "$BASE_ID_COPY_UNTIL" \
-    --query-copy-steps "$BASE_QUERY_COPY_STEPS" --query-copy-until "$BASE_QUERY_COPY_UNTIL"
+    --query-copy-steps "$BASE_QUERY_COPY_STEPS" --query-copy-until "$BASE_QUERY_COPY_UNTIL" \
+    --id-rehearsal "$BASE_ID_REHEARSAL"
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}" --samples "$NAIVE_SAMPLES"
   naive_epochs "$dir/init" "$dir" "$BASE_EPOCHS"
   retrain="$(get gate.retrain_epochs)"

@@ -126,3 +126,22 @@ def test_a_query_copying_example_trains_only_the_search_of_the_first_sentence(tm
     assert trained.startswith('<tool_call>{"name": "search_papers"')
     assert f'"query": "{first_sentence}"' in trained and trained.endswith("<|im_end|>\n")
     assert all(word in vocabulary for word in brief.lower().replace(".", "").split())
+
+
+@pytest.mark.parametrize("rehearsal", [0.0, 0.25])
+def test_the_query_phase_rehearses_copying_ids_in_the_share_asked(tmp_path, monkeypatch, rehearsal):
+    import hindsight.models.tiny as tiny
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    papers = random_papers(200, seed=5)
+    path = build_tiny_qwen(tmp_path / "m", [p.title for p in papers], system_turn=False,
+                           id_tokens=[p.id for p in papers])
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
+    batches = []
+    monkeypatch.setattr(tiny, "_train", lambda model, next_batch, **kw: batches.append(next_batch()) or [0.0])
+    tiny.teach_query_copying(model, tokenizer, tiny.vocabulary_of(p.title for p in papers), steps=1, batch=200,
+                             rehearsed_papers=papers, rehearsal=rehearsal)
+    trained = [tokenizer.decode([t for t in row if t != -100]) for row in batches[0]["labels"].tolist()]
+    submissions = sum('"name": "submit_answer"' in text for text in trained)
+    assert submissions + sum('"name": "search_papers"' in text for text in trained) == 200
+    assert (submissions == 0) if rehearsal == 0 else (30 <= submissions <= 70)   # 50 expected

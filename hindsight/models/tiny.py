@@ -80,12 +80,14 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
                     seed: int = 0, id_tokens: Iterable[str] = (), copy_steps: int = 0,
                     id_copy_steps: int = 0, id_copy_papers: Sequence = (), system_turn: bool = True,
                     copy_until: float | None = None, id_copy_until: float | None = None,
-                    query_copy_steps: int = 0, query_copy_until: float | None = None) -> Path:
+                    query_copy_steps: int = 0, query_copy_until: float | None = None,
+                    id_rehearsal: float = 0.0) -> Path:
     """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
     With `copy_steps`, the model is first taught to copy from its context (`teach_copying`), and
     with `id_copy_steps` then to copy ids out of search results of `id_copy_papers` (`teach_id_copying`).
     With `query_copy_steps`, last, to search a brief's first sentence (`teach_query_copying`, on
-    briefs of random words of `texts`). `copy_until`, `id_copy_until` and `query_copy_until` end
+    briefs of random words of `texts`; `id_rehearsal` of its examples copy ids of `id_copy_papers`
+    again). `copy_until`, `id_copy_until` and `query_copy_until` end
     each phase at that loss, its steps then being the cap;
     what each phase took is written to `curriculum.json` beside the model.
 
@@ -136,7 +138,8 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
         phases["copying ids"] = _phase_record(losses, id_copy_steps, id_copy_until)
     if query_copy_steps:
         losses = teach_query_copying(model, tokenizer, vocabulary_of(texts), steps=query_copy_steps, seed=seed,
-                                     until_loss=query_copy_until)
+                                     until_loss=query_copy_until, rehearsed_papers=list(id_copy_papers),
+                                     rehearsal=id_rehearsal)
         phases["copying queries"] = _phase_record(losses, query_copy_steps, query_copy_until)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
@@ -248,8 +251,8 @@ def query_copying_example(tokenizer, vocabulary: Sequence[str], rng) -> tuple[li
 
 
 def teach_query_copying(model, tokenizer, vocabulary: Sequence[str], *, steps: int, seed: int = 0, batch: int = 16,
-                        learning_rate: float = 2e-3, log_every: int = 50,
-                        until_loss: float | None = None) -> list[float]:
+                        learning_rate: float = 2e-3, log_every: int = 50, until_loss: float | None = None,
+                        rehearsed_papers: Sequence = (), rehearsal: float = 0.0) -> list[float]:
     """Train on briefs of random words followed by a search for their first sentence
     (`query_copying_example`). Random strings repeated at a fixed distance can be copied by
     position alone, and a base taught only `teach_copying` and `teach_id_copying` copied its
@@ -257,10 +260,19 @@ def teach_query_copying(model, tokenizer, vocabulary: Sequence[str], *, steps: i
     memorised sentence for every brief for another (0 of 60); a sentence that starts wherever the
     brief puts it is copied by content. After this phase the second base copied 60 of 60.
     The words are random and no real brief is shown: it teaches where a first query comes from,
-    not what any brief asks."""
-    return _train_on_examples(model, tokenizer, lambda rng: query_copying_example(tokenizer, vocabulary, rng),
-                              steps=steps, seed=seed, batch=batch, learning_rate=learning_rate,
-                              log_every=log_every, what="copying queries", until_loss=until_loss)
+    not what any brief asks.
+
+    With `rehearsal`, that share of the examples are `id_copying_example`s of `rehearsed_papers`:
+    taught after the ids with none, the phase undid them (a base's submitted ids came from its
+    results 82% of the time without the phase and 13% with it for one seed, 26% and 0% for another)."""
+    def example(rng):
+        if rehearsal and rng.random() < rehearsal:
+            return id_copying_example(tokenizer, rehearsed_papers, rng)
+        return query_copying_example(tokenizer, vocabulary, rng)
+
+    return _train_on_examples(model, tokenizer, example, steps=steps, seed=seed, batch=batch,
+                              learning_rate=learning_rate, log_every=log_every, what="copying queries",
+                              until_loss=until_loss)
 
 
 def _labelled_reply(tokenizer, context: dict, reply: dict) -> tuple[list[int], list[int]]:
@@ -321,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query-copy-steps", type=int, default=0,
                         help="last, to search a brief's first sentence (see teach_query_copying)")
     parser.add_argument("--query-copy-until", type=float, help="end copying queries at this mean loss (the steps are the cap)")
+    parser.add_argument("--id-rehearsal", type=float, default=0.0,
+                        help="share of the query phase's examples that copy ids again (see teach_query_copying)")
     parser.add_argument("--no-system-turn", action="store_true",
                         help="a chat template without the system turn (see build_tiny_qwen)")
     args = parser.parse_args(argv)
@@ -331,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                            copy_steps=args.copy_steps, id_copy_steps=args.id_copy_steps, id_copy_papers=corpus.papers,
                            system_turn=not args.no_system_turn, copy_until=args.copy_until,
                            id_copy_until=args.id_copy_until, query_copy_steps=args.query_copy_steps,
-                           query_copy_until=args.query_copy_until)
+                           query_copy_until=args.query_copy_until, id_rehearsal=args.id_rehearsal)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
