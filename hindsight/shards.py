@@ -39,9 +39,10 @@ def shard_folder(parent: Path, index: int, count: int) -> Path:
     return Path(parent) / "shards" / f"{index}-of-{count}"
 
 
-def merge_runs(parent: Path, count: int) -> list[dict]:
+def merge_runs(parent: Path, count: int) -> tuple[list[dict], set[str]]:
     """Concatenate the episodes of `parent`'s N shard folders into `parent`/episodes.jsonl, as
-    the runner wrote them; returns the shards' manifests (the caller writes the merged one)."""
+    the runner wrote them; returns the shards' manifests (the caller writes the merged one) and
+    the ids the episodes are recorded under."""
     seen: set[str] = set()
     lines: list[str] = []
     manifests = []
@@ -64,7 +65,7 @@ def merge_runs(parent: Path, count: int) -> list[dict]:
         manifests.append(manifest)
     Path(parent).mkdir(parents=True, exist_ok=True)
     (Path(parent) / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
-    return manifests
+    return manifests, seen
 
 
 def merged_manifest(manifests: list[dict], **fields) -> dict:

@@ -104,7 +104,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
 def merge_shards(recipe: Recipe, count: int) -> Path:
     """The shards' complete runs as one run in <out_dir>/candidates (hindsight.shards.merge_runs)."""
     out = DistillConfig.from_recipe(recipe).output.candidates
-    manifests = merge_runs(out, count)
+    manifests, _ = merge_runs(out, count)
     merged = merged_manifest(manifests, targets=sum(m["targets"] for m in manifests))
     (out / "manifest.json").write_text(json.dumps(merged, indent=2, default=str) + "\n")
     return out

@@ -115,8 +115,7 @@ def merge_evaluation(recipe: Recipe, name: str, count: int, split: str | None = 
     _, instances, _ = recipe.data.load()
     chosen = select_instances(instances, split or recipe.data.split, limit or recipe.data.max_targets)
     run_dir = Path(recipe.runs_dir) / name
-    manifests = merge_runs(run_dir, count)
-    merged_ids = {json.loads(line)["instance_id"] for line in (run_dir / "episodes.jsonl").read_text().splitlines()}
+    manifests, merged_ids = merge_runs(run_dir, count)
     missing = [inst.id for inst in chosen if inst.id not in merged_ids]
     if missing or len(merged_ids) != len(chosen):
         raise ValueError(f"{run_dir}: the {count} shards do not cover the split's {len(chosen)} targets "

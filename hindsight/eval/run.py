@@ -42,10 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.merge:
             run_dir = merge_evaluation(recipe, args.name, args.merge, split=args.split, limit=args.limit)
         else:
+            shard = parse_shard(args.shard) if args.shard else None
             run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit,
-                               student=args.student, shard=parse_shard(args.shard) if args.shard else None)
-            if args.shard:
-                return f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {args.shard.split('/')[1]}"
+                               student=args.student, shard=shard)
+            if shard:
+                return f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {shard[1]}"
         return (f"episodes: {run_dir / 'episodes.jsonl'}\nmanifest: {run_dir / 'manifest.json'}\n"
                 f"next: python eval/report.py {args.name} --runs-dir {run_dir.parent}")
 
