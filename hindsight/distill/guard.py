@@ -52,7 +52,8 @@ class LeakGuard:
         private, brief = self.private[conversation.task.task_id], conversation.task.brief
         findings = check_messages(messages, private, brief, self.ngram, self.title_share)
         if self.backend is not None and self.retrieval_words is not None:
-            findings += retrieval_findings(messages, self.backend, private, brief, self.retrieval_words)
+            findings += retrieval_findings(messages, self.backend, private, brief, self.retrieval_words,
+                                           only_turn=len(messages) - 1)
         for finding in findings:
             if finding.turn == len(messages) - 1:
                 return f"{finding.flag}: {finding.reason}"

@@ -47,10 +47,11 @@ def assistant_texts(message: dict) -> list[str]:
 
 
 def retrieval_findings(messages: list[dict], backend, private: PrivateText, brief: str,
-                       min_words: int = 4) -> list[Finding]:
+                       min_words: int = 4, only_turn: int | None = None) -> list[Finding]:
     """A `private_copy` finding for each assistant text whose words beyond the public ones find,
     as the best match in `backend` searched without a cutoff, a private paper the episode had not
-    surfaced when the text was written."""
+    surfaced when the text was written. With `only_turn`, only that message's texts are searched
+    (the guard judges one new reply; the earlier ones were judged when they were proposed)."""
     surfaced: set[str] = set()
     public = set(terms(brief))
     findings = []
@@ -60,7 +61,7 @@ def retrieval_findings(messages: list[dict], backend, private: PrivateText, brie
             surfaced |= paper_ids(papers)
             public |= terms(" ".join(s for paper in papers for s in _strings(paper)))
             continue
-        if message.get("role") != "assistant":
+        if message.get("role") != "assistant" or only_turn not in (None, turn):
             continue
         for text in assistant_texts(message):
             beyond = [w for w in words(text, private.vocabulary, "either") if spelled(w) not in public]
