@@ -43,7 +43,7 @@ def demonstrations(work: Path):
 
 
 def encode(rows, tokenizer, as_generated: bool):
-    import hindsight.train.masking as masking
+    import hindsight.masking as masking
 
     if not as_generated:  # the template's own rendering of history
         original = masking.as_generated

@@ -6,7 +6,7 @@ with --threads-arms, also one example a step under 1 and under 2 torch threads.
         --lora-rank 16 --targets 12 --batch-size 2 --steps 3 --threads-arms --json benchmarks/results/train-qwen05.json
 
 The examples are a real SFT set (the scripted teacher on the synthetic world, masked by
-hindsight/train/masking.py) for a tiny Qwen3, or for --model (a .gguf file or a folder, with
+hindsight/masking.py) for a tiny Qwen3, or for --model (a .gguf file or a folder, with
 LoRA of --lora-rank on every linear layer and the protocol of recipes/qwen05_world.yaml); every arm uses TRL's
 collator (padding_free False / True), the same seed, order and optimiser, and reports token
 throughput and the loss. First, a check that the two collations give the same loss on the same

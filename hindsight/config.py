@@ -7,6 +7,7 @@ import dataclasses
 import re
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -60,3 +61,25 @@ def from_mapping(cls: type[T], data: dict | None, where: str) -> T:
         return cls(**values)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+
+
+# vLLM serves LoRA adapters of these ranks (its --max-lora-rank choices).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    rank: int = 16                # the adapter's rank (one vLLM can serve: 1, 8, 16, 32, 64, ...)
+    alpha: int = 32               # LoRA scaling numerator (the update is scaled by alpha / rank)
+    dropout: float = 0.0          # dropout on the adapter's input
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # the linear layers that get an adapter
+
+
+def read_lora(raw: dict | None, where: str) -> LoraSettings | None:
+    """A recipe's `lora` mapping (null: no adapter), its rank one that vLLM can serve."""
+    if raw is None:
+        return None
+    settings = from_mapping(LoraSettings, raw, where)
+    if settings.rank not in VLLM_LORA_RANKS:
+        raise ConfigError(f"{where}.rank: {settings.rank} cannot be served by vLLM; use one of {VLLM_LORA_RANKS}")
+    return settings

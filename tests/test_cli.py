@@ -76,19 +76,35 @@ def test_the_wheel_holds_only_the_hindsight_package(tmp_path):
     assert {top for top in tops if not top.endswith(".dist-info")} == {"hindsight"}
 
 
-def test_the_core_imports_no_stage_package():
+STAGES = ("distill", "train", "eval", "build", "rl")
+
+
+def imported_stages(path) -> list[tuple[int, str]]:
+    """(line, stage) for each stage package the file imports, however it is written."""
     import ast
 
-    stages = ("hindsight.distill", "hindsight.train", "hindsight.eval", "hindsight.build")
     found = []
-    for path in (ROOT / "hindsight").rglob("*.py"):
-        if path.relative_to(ROOT / "hindsight").parts[0] in {"distill", "train", "eval", "build"}:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
-                      if name == "hindsight" and isinstance(node, ast.ImportFrom) and any(
-                          alias.name in {s.split(".")[1] for s in stages} for alias in node.names)
-                      or name.startswith(stages)]
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "hindsight" and len(parts) > 1 and parts[1] in STAGES:
+                found.append((node.lineno, parts[1]))
+    return found
+
+
+def test_the_core_imports_no_stage_package():
+    found = [f"{path.relative_to(ROOT)}:{line} {stage}" for path in (ROOT / "hindsight").rglob("*.py")
+             if path.relative_to(ROOT / "hindsight").parts[0] not in STAGES for line, stage in imported_stages(path)]
+    assert found == []
+
+
+def test_no_stage_imports_another_stage():
+    found = [f"{path.relative_to(ROOT)}:{line} {stage}" for own in STAGES for path in (ROOT / "hindsight" / own).rglob("*.py")
+             for line, stage in imported_stages(path) if stage != own]
     assert found == []

@@ -9,7 +9,7 @@ from hindsight.policy.base import Conversation
 from hindsight.policy.chat import ChatRenderer
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
-from hindsight.train.masking import (
+from hindsight.masking import (
     IGNORE,
     MaskingError,
     encode_conversation,

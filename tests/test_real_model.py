@@ -34,7 +34,7 @@ def test_trained_tokens_are_the_actions_and_each_context_is_the_evaluators_promp
     from hindsight.policy.chat import ChatRenderer
     from hindsight.schema import Task
     from hindsight.stages import read_sft_set
-    from hindsight.train.masking import IGNORE, encode_conversation, trained_text
+    from hindsight.masking import IGNORE, encode_conversation, trained_text
 
     root, _ = world_sft
     row = read_sft_set(root / "distill" / "sft.jsonl")[0]

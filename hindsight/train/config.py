@@ -5,18 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hindsight.config import ConfigError, from_mapping
-
-# vLLM serves LoRA adapters of these ranks (its --max-lora-rank choices).
-VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
-
-
-@dataclass(frozen=True)
-class LoraSettings:
-    rank: int = 16                # the adapter's rank (one vLLM can serve: 1, 8, 16, 32, 64, ...)
-    alpha: int = 32               # LoRA scaling numerator (the update is scaled by alpha / rank)
-    dropout: float = 0.0          # dropout on the adapter's input
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # the linear layers that get an adapter
+from hindsight.config import ConfigError, LoraSettings, from_mapping, read_lora
 
 
 @dataclass(frozen=True)
@@ -67,12 +56,7 @@ class TrainConfig:
             raise ConfigError(f"{where}.frozen_tokens needs weight_decay 0: decay would still shrink the frozen rows")
 
     def lora_settings(self, where: str = "train.lora") -> LoraSettings | None:
-        if self.lora is None:
-            return None
-        settings = from_mapping(LoraSettings, self.lora, where)
-        if settings.rank not in VLLM_LORA_RANKS:
-            raise ConfigError(f"{where}.rank: {settings.rank} cannot be served by vLLM; use one of {VLLM_LORA_RANKS}")
-        return settings
+        return read_lora(self.lora, where)
 
 
 def recipe_summary(recipe) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hindsight.stages import SFTRow
-from hindsight.train.masking import Encoded, MaskingError, encode_conversation
+from hindsight.masking import Encoded, MaskingError, encode_conversation
 
 
 @dataclass

@@ -4,7 +4,7 @@
     accelerate launch --config_file recipes/accelerate/ddp.yaml train/sft.py recipes/qwen_lora.yaml --set train.epochs=2
 
 One process per GPU (accelerate/torchrun variables give rank and world size, multi-node
-included). Labels are built here (hindsight/train/masking.py) so TRL trains on them as they are.
+included). Labels are built here (hindsight/masking.py) so TRL trains on them as they are.
 Writes <output_dir>/adapter (PEFT; loadable by PeftModel.from_pretrained and vLLM
 --lora-modules) and <output_dir>/train_manifest.json.
 """
@@ -30,16 +30,8 @@ from hindsight.stages import (
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
+from hindsight.trainer_args import batch_sizes, check_sharding, checkpointing_flag, precision_flags, without_accelerator
 
-
-
-def checkpointing_flag(config_class, enabled: bool) -> dict:
-    """transformers 5 renamed gradient_checkpointing to activation_checkpointing and warns on the
-    old name; older versions know only the old one."""
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(config_class)}
-    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": enabled}
 
 def data_path(cfg: TrainConfig, recipe) -> Path:
     if cfg.data:
@@ -60,55 +52,6 @@ def load_tokenizer(cfg: TrainConfig):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
-
-
-def precision_flags(precision: str) -> dict:
-    """The recipe's `train.precision` as TrainingArguments flags. The launcher's own setting
-    (`mixed_precision` of an accelerate config, ACCELERATE_MIXED_PRECISION) is overruled: with
-    precision fp32 under recipes/accelerate/ddp.yaml (bf16), transformers took the launcher's
-    bf16 and trained under autocast."""
-    import os
-
-    import torch
-
-    if precision == "auto":
-        precision = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
-    mixed = {"fp32": "no"}.get(precision, precision)
-    launcher = os.environ.get("ACCELERATE_MIXED_PRECISION")
-    if launcher not in (None, mixed):
-        print(f"train.precision {precision}: the launcher's mixed precision {launcher!r} is overruled", flush=True)
-    os.environ["ACCELERATE_MIXED_PRECISION"] = mixed
-    return {"bf16": precision == "bf16", "fp16": precision == "fp16"}
-
-
-def without_accelerator() -> dict:
-    """On a machine with no GPU, transformers must be told to use the CPU, or a multi-process launch
-    (torchrun, `accelerate launch --multi_gpu`) gives every process a world of its own: each
-    trains on every example and writes the outputs. Told, accelerate joins them with gloo."""
-    import torch
-
-    if hasattr(torch, "accelerator"):   # torch 2.6 and later: CUDA, XPU, MPS, ...
-        return {"use_cpu": torch.accelerator.current_accelerator() is None}
-    return {"use_cpu": not torch.cuda.is_available()}
-
-
-def check_sharding(distributed_type: str) -> None:
-    """accelerate shards (FSDP, DeepSpeed) only on GPUs and their kin: on CPU processes a launch
-    asking for either trains plain data-parallel. Said, not silently done."""
-    import os
-
-    asked = [name for name, flag in (("FSDP", "ACCELERATE_USE_FSDP"), ("DeepSpeed", "ACCELERATE_USE_DEEPSPEED"))
-             if os.environ.get(flag, "false").lower() == "true"]
-    if asked and distributed_type not in ("FSDP", "DEEPSPEED"):
-        print(f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
-              f"{distributed_type} (every process holds the whole model)", flush=True)
-
-
-def batch_sizes(args) -> dict:
-    """What one optimiser step sees: the effective batch is per-device batch × accumulation × processes."""
-    return {"world_size": args.world_size, "per_device_batch_size": args.per_device_train_batch_size,
-            "gradient_accumulation_steps": args.gradient_accumulation_steps,
-            "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size}
 
 
 def train(recipe, cfg: TrainConfig) -> dict:

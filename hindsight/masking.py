@@ -1,4 +1,4 @@
-"""Labels for action-token training under any chat template.
+"""Labels for action-token training under any chat template (SFT rows and RL episodes alike).
 
 For every assistant turn, the tokens it is trained on are exactly what the model emits at that
 turn when the evaluator serves it: the rendered action up to and including the end-of-turn

@@ -1,0 +1,61 @@
+"""TrainingArguments flags every stage that trains (SFT, RL) needs on this machine and launcher."""
+
+from __future__ import annotations
+
+
+def checkpointing_flag(config_class, enabled: bool) -> dict:
+    """transformers 5 renamed gradient_checkpointing to activation_checkpointing and warns on the
+    old name; older versions know only the old one."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config_class)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": enabled}
+
+
+def precision_flags(precision: str) -> dict:
+    """The recipe's `train.precision` as TrainingArguments flags. The launcher's own setting
+    (`mixed_precision` of an accelerate config, ACCELERATE_MIXED_PRECISION) is overruled: with
+    precision fp32 under recipes/accelerate/ddp.yaml (bf16), transformers took the launcher's
+    bf16 and trained under autocast."""
+    import os
+
+    import torch
+
+    if precision == "auto":
+        precision = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    mixed = {"fp32": "no"}.get(precision, precision)
+    launcher = os.environ.get("ACCELERATE_MIXED_PRECISION")
+    if launcher not in (None, mixed):
+        print(f"precision {precision}: the launcher's mixed precision {launcher!r} is overruled", flush=True)
+    os.environ["ACCELERATE_MIXED_PRECISION"] = mixed
+    return {"bf16": precision == "bf16", "fp16": precision == "fp16"}
+
+
+def without_accelerator() -> dict:
+    """On a machine with no GPU, transformers must be told to use the CPU, or a multi-process launch
+    (torchrun, `accelerate launch --multi_gpu`) gives every process a world of its own: each
+    trains on every example and writes the outputs. Told, accelerate joins them with gloo."""
+    import torch
+
+    if hasattr(torch, "accelerator"):   # torch 2.6 and later: CUDA, XPU, MPS, ...
+        return {"use_cpu": torch.accelerator.current_accelerator() is None}
+    return {"use_cpu": not torch.cuda.is_available()}
+
+
+def check_sharding(distributed_type: str) -> None:
+    """accelerate shards (FSDP, DeepSpeed) only on GPUs and their kin: on CPU processes a launch
+    asking for either trains plain data-parallel. Said, not silently done."""
+    import os
+
+    asked = [name for name, flag in (("FSDP", "ACCELERATE_USE_FSDP"), ("DeepSpeed", "ACCELERATE_USE_DEEPSPEED"))
+             if os.environ.get(flag, "false").lower() == "true"]
+    if asked and distributed_type not in ("FSDP", "DEEPSPEED"):
+        print(f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
+              f"{distributed_type} (every process holds the whole model)", flush=True)
+
+
+def batch_sizes(args) -> dict:
+    """What one optimiser step sees: the effective batch is per-device batch × accumulation × processes."""
+    return {"world_size": args.world_size, "per_device_batch_size": args.per_device_train_batch_size,
+            "gradient_accumulation_steps": args.gradient_accumulation_steps,
+            "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size}
