@@ -20,6 +20,7 @@ COMMANDS = {
     "audit": ("hindsight.distill.audit", "leak audit of an SFT set"),
     "naive": ("hindsight.distill.naive", "naive first-query demonstrations"),
     "sft": ("hindsight.train.sft", "LoRA SFT of the student (under accelerate launch for several GPUs)"),
+    "rl": ("hindsight.rl.grpo", "GRPO of a student on the search environment (under accelerate launch for several GPUs)"),
     "run": ("hindsight.eval.run", "run one policy over the evaluation split"),
     "compare": ("hindsight.eval.compare", "compare runs: funnel, end-to-end metrics, paired intervals"),
     "report": ("hindsight.eval.report", "print one run"),
@@ -31,7 +32,7 @@ COMMANDS = {
 # The stage sections' configs, by module like COMMANDS: each has recipe_summary(recipe), which
 # reads its section into the typed config (raising ConfigError) and says what the stage would do.
 # Named, not imported, so that the core depends on no stage.
-RECIPE_SECTIONS = ("hindsight.distill.config", "hindsight.train.config", "hindsight.eval.gate")
+RECIPE_SECTIONS = ("hindsight.distill.config", "hindsight.train.config", "hindsight.eval.gate", "hindsight.rl.config")
 
 
 def validate(paths: list[str], overrides: list[str] | None = None) -> list[str]:

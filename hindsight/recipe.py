@@ -4,7 +4,7 @@
     search:   the search backend
     protocol: the evaluation protocol (hindsight.protocol.ProtocolConfig)
     policy:   the agent that is evaluated (eval/run.py)
-    distill, train: read by their own stages
+    distill, train, rl: read by their own stages
     gate:     the capability gate a student passes before it is compared (eval/gate.py)
 
 Unknown sections and keys are errors that name the file, section and key. `--set
@@ -22,7 +22,7 @@ import yaml
 from hindsight.config import ConfigError, from_mapping
 from hindsight.protocol import ProtocolConfig
 
-STAGE_SECTIONS = ("distill", "train", "gate")
+STAGE_SECTIONS = ("distill", "train", "gate", "rl")
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,25 @@ def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBacke
     return manifest
 
 
+def play_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBackend, config: ProtocolConfig,
+                  batch_size: int = 32) -> dict[str, Episode]:
+    """Every task's episode, in memory (record id -> Episode), nothing written: the rollouts of RL
+    and the dev scoring that chooses its checkpoint. The same turns as `run_episodes`."""
+    prompts = prompt_texts(config.read_paper)
+    episodes: dict[str, Episode] = {}
+
+    def begin(record_id: str, task: Task) -> Live:
+        return Live(env=SearchEnv(task, backend, config, prompts),
+                    conversation=Conversation(task, initial_messages(task, config.read_paper)), record_id=record_id)
+
+    class Keep:
+        def finish(self, live: Live) -> None:
+            episodes[live.record_id] = _record(live, policy)
+
+    _advance_in_lockstep(policy, list(tasks.items()), begin, config, Keep(), batch_size)
+    return episodes
+
+
 class _Log:
     """Appends finished episodes and keeps the progress bar's counters."""
 

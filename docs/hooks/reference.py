@@ -29,8 +29,9 @@ SECTIONS = [
     ("policy", "hindsight.recipe:PolicyConfig", "the agent `eval/run.py` evaluates"),
     ("distill", "hindsight.distill.config:DistillConfig", "the teacher, the replay and the selection (`distill/`)"),
     ("train", "hindsight.train.config:TrainConfig", "the student's fine-tuning (`train/sft.py`)"),
-    ("train.lora", "hindsight.train.config:LoraSettings", "the LoRA adapter; `lora: null` is full fine-tuning"),
+    ("train.lora", "hindsight.config:LoraSettings", "the LoRA adapter; `lora: null` is full fine-tuning"),
     ("gate", "hindsight.eval.gate:GateConfig", "the capability gate a student passes before it is compared (`eval/gate.py`)"),
+    ("rl", "hindsight.rl.config:RLConfig", "reinforcement learning (GRPO) of a student on the environment (`train/rl.py`)"),
 ]
 
 _FIELD = re.compile(r"^\s+(\w+)\s*:[^#]*?(?:#\s?(.*))?$")

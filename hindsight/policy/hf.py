@@ -74,8 +74,25 @@ class HFPolicy:
 
             self.model = PeftModel.from_pretrained(self.model, adapter).eval()
             self.adapter_logit_change = check_adapter_changes_logits(self.model, self.tokenizer, adapter)
+        self._ready(tool_style, max_context, reuse_cache)
+
+    @classmethod
+    def from_model(cls, model, tokenizer, *, name: str, temperature: float, top_p: float = 1.0,
+                   max_new_tokens: int = 256, seed: int = 0, enable_thinking: bool = False, tool_style: str = "auto",
+                   max_context: int | None = None) -> HFPolicy:
+        """A policy over a model already in memory (the one RL is training): nothing is loaded, and
+        the caller keeps the model in the mode it wants. `name` stands for the model in manifests."""
+        policy = cls.__new__(cls)
+        policy.model_id, policy.adapter, policy.revision = name, None, None
+        policy.temperature, policy.top_p, policy.max_new_tokens, policy.seed = temperature, top_p, max_new_tokens, seed
+        policy.enable_thinking, policy.dtype = enable_thinking, str(model.dtype).rpartition(".")[2]
+        policy.model, policy.tokenizer = model, tokenizer
+        policy._ready(tool_style, max_context, reuse_cache=True)
+        return policy
+
+    def _ready(self, tool_style: str, max_context: int | None, reuse_cache: bool) -> None:
         self.max_context = max_context or getattr(self.model.config, "max_position_embeddings", 32768)
-        self.renderer = ChatRenderer(self.tokenizer, enable_thinking, tool_style)
+        self.renderer = ChatRenderer(self.tokenizer, self.enable_thinking, tool_style)
         self.kv = KVReuse() if reuse_cache else None
         # every prompt's tokens, and those the model actually read (the rest came from kept keys/values)
         self.usage = {"prompt_tokens": 0, "read_tokens": 0}

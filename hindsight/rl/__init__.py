@@ -1,0 +1,1 @@
+"""Reinforcement learning (GRPO) of a student on the search environment, after SFT or instead of it."""

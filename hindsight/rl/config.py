@@ -1,0 +1,72 @@
+"""The recipe's `rl` section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hindsight.config import ConfigError, from_mapping, read_lora
+
+REWARD_TERMS = {
+    "ndcg10": "final nDCG@10 of the submission",
+    "exposed_gain": "share of the ideal gain that the episode's searches returned",
+    "selected_gain": "share of the ideal gain that was both returned and submitted",
+    "malformed": "1 when the episode ended without a valid submission (give it a negative weight)",
+    "unsurfaced": "share of submitted ids no search of the episode returned (give it a negative weight)",
+}
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    student: str = "outputs/sft"             # where RL starts: a train/sft.py output_dir (its manifest says what it holds), or a model folder or hub id
+    output_dir: str = "outputs/rl"           # adapter/ or model/, train_manifest.json, rewards.jsonl, rewards.png
+    lora: dict | None = None                 # a fresh LoRA (LoraSettings fields) for a full-model start; an SFT adapter keeps training as it is
+    max_targets: int | None = None           # only the first N train targets
+    dev_targets: int = 20                    # dev targets scored greedily to choose the checkpoint (0: keep the last)
+    dev_every: int = 5                       # optimiser steps between dev scorings (and at the start and the end)
+    steps: int = 20                          # optimiser steps
+    group_size: int = 4                      # episodes per target per step; advantages are relative within a group
+    targets_per_step: int = 2                # distinct targets per optimiser step
+    learning_rate: float = 1e-5              # the optimiser's rate
+    beta: float = 0.0                        # KL penalty toward the starting student (0: none, and no reference copy kept)
+    loss_type: str = "dapo"                  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
+    temperature: float = 1.0                 # sampling temperature of the rollouts (and of the trainer's log-probabilities)
+    top_p: float = 1.0                       # nucleus sampling mass of the rollouts
+    max_new_tokens: int = 256                # most tokens one reply may have
+    reward: dict = field(default_factory=lambda: {"ndcg10": 1.0})  # weight of each term in REWARD_TERMS
+    precision: str = "fp32"                  # fp32, bf16 or fp16
+    seed: int = 0                            # target order, sampling, LoRA initialisation
+    logging_steps: int = 1                   # optimiser steps between log lines
+
+    @classmethod
+    def from_recipe(cls, recipe) -> RLConfig:
+        where = f"{recipe.path}: rl"
+        config = from_mapping(cls, recipe.stages.get("rl"), where)
+        config.check(where)
+        return config
+
+    def check(self, where: str = "rl") -> None:
+        unknown = sorted(set(self.reward) - set(REWARD_TERMS))
+        if unknown:
+            raise ConfigError(f"{where}.reward: unknown term(s) {', '.join(unknown)}; known: {', '.join(REWARD_TERMS)}")
+        if not any(self.reward.values()):
+            raise ConfigError(f"{where}.reward: every weight is 0; nothing would be rewarded")
+        if self.group_size < 2:
+            raise ConfigError(f"{where}.group_size: {self.group_size}; a group needs at least 2 episodes to compare")
+        if self.steps < 1 or self.targets_per_step < 1:
+            raise ConfigError(f"{where}: steps and targets_per_step must be at least 1")
+        if self.temperature <= 0:
+            raise ConfigError(f"{where}.temperature: {self.temperature}; GRPO needs sampled episodes (> 0)")
+        read_lora(self.lora, f"{where}.lora")
+        if self.precision not in ("fp32", "bf16", "fp16"):
+            raise ConfigError(f"{where}.precision: {self.precision!r} is not fp32, bf16 or fp16")
+
+
+def recipe_summary(recipe) -> str:
+    """For `hindsight validate`: the rl section read and checked."""
+    if "rl" not in recipe.stages:
+        return "no rl section"
+    cfg = RLConfig.from_recipe(recipe)
+    terms = " ".join(f"{'-' if weight < 0 else '+'} {abs(weight):g}·{term}" for term, weight in cfg.reward.items()
+                     if weight).removeprefix("+ ")
+    return (f"rl: GRPO from {cfg.student}, {cfg.steps} steps of {cfg.targets_per_step} targets × {cfg.group_size} "
+            f"episodes, reward {terms}, beta {cfg.beta:g} → {cfg.output_dir}")

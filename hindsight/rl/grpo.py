@@ -1,0 +1,246 @@
+"""GRPO of a student on the search environment: TRL's GRPOTrainer, whole episodes as rollouts.
+
+    python train/rl.py recipes/demo.yaml
+    accelerate launch train/rl.py recipes/demo.yaml --set rl.steps=40
+
+Each step plays `group_size` sampled episodes of `targets_per_step` train targets with the model
+being trained (hindsight/rl/rollout.py) and scores them where the labels are
+(hindsight/rl/reward.py); GRPO pushes each episode's actions by its reward relative to its
+group. Dev targets, played greedily at the start, every `dev_every` steps and at the end, choose
+the student that is saved: the start itself when no step beat it. Eval targets are never read.
+
+Writes <output_dir>/adapter or model/ with train_manifest.json, which eval/run.py --student reads
+as it reads an SFT student's, and rewards.jsonl (each step's train reward, each dev scoring).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from hindsight.config import ConfigError, read_lora
+from hindsight.models.gguf import model_provenance, resolve_model
+from hindsight.policy.chat import HISTORY_RENDERING
+from hindsight.prompts import initial_messages
+from hindsight.provenance import git_commit, software_versions, text_hash
+from hindsight.recipe import recipe_command
+from hindsight.rl.config import RLConfig
+from hindsight.rl.reward import EpisodeReward, episode_reward
+from hindsight.rl.rollout import EpisodeRollout, prompt_key
+from hindsight.stages import STUDENT_MANIFEST, StudentManifest
+from hindsight.trainer_args import batch_sizes, checkpointing_flag, precision_flags, without_accelerator
+
+REWARDS_LOG = "rewards.jsonl"
+
+
+def load_student(cfg: RLConfig):
+    """(model, tokenizer, record of where it came from) for the student RL starts from."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = Path(cfg.student)
+    if (path / STUDENT_MANIFEST).exists():
+        student = StudentManifest.read(path)
+        if student.lora and cfg.lora is not None:
+            raise ConfigError(f"rl.lora: {cfg.student} is a LoRA adapter, which RL keeps training; "
+                              "a second adapter is not stacked on it (set rl.lora: null)")
+        weights = resolve_model(student.base_model) if student.lora else str(student.output)
+        tokenizer = AutoTokenizer.from_pretrained(weights)
+        model = AutoModelForCausalLM.from_pretrained(weights, dtype="float32")
+        if student.lora:
+            model = PeftModel.from_pretrained(model, str(student.output), is_trainable=True)
+        start = {"student": str(path), "manifest": str(student.path), "base_model": student.base_model,
+                 "lora": student.lora, "enable_thinking": bool(student.enable_thinking)}
+    else:
+        weights = resolve_model(cfg.student)
+        tokenizer = AutoTokenizer.from_pretrained(weights)
+        model = AutoModelForCausalLM.from_pretrained(weights, dtype="float32")
+        start = {"student": cfg.student, "manifest": None, "base_model": cfg.student, "lora": False,
+                 "enable_thinking": False}
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer, start
+
+
+def peft_config(cfg: RLConfig):
+    """A fresh LoRA for a full-model start, or None (full fine-tuning, or an SFT adapter kept training)."""
+    settings = read_lora(cfg.lora, "rl.lora")
+    if settings is None:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+                      target_modules=list(settings.target_modules), task_type="CAUSAL_LM", bias="none")
+
+
+class Splits:
+    """The recipe's train targets (rollouts) and dev targets (choosing the checkpoint); eval never."""
+
+    def __init__(self, recipe, cfg: RLConfig):
+        corpus, instances, _ = recipe.data.load()
+        self.backend = recipe.search.build(corpus)
+        self.train = [i for i in instances if i.split == "train"][: cfg.max_targets or None]
+        self.dev = [i for i in instances if i.split == "dev"][: cfg.dev_targets]
+        if not self.train:
+            raise ValueError(f"{recipe.data.source} has no train targets to roll out on")
+        self.train_tasks = {inst.id: inst.task() for inst in self.train}
+        self.tasks_by_prompt = {}
+        for task in self.train_tasks.values():
+            key = prompt_key(initial_messages(task, recipe.protocol.read_paper))
+            if key in self.tasks_by_prompt:
+                raise ValueError("two train targets share a brief and a cutoff, so their prompts cannot be told apart")
+            self.tasks_by_prompt[key] = task
+
+    def dataset(self, protocol):
+        from datasets import Dataset
+
+        return Dataset.from_list([{"prompt": initial_messages(task, protocol.read_paper), "task_id": task.task_id}
+                                  for task in self.train_tasks.values()])
+
+    def instances_by_task(self) -> dict:
+        return {self.train_tasks[inst.id].task_id: inst for inst in self.train}
+
+
+class Curves:
+    """rewards.jsonl: the mean train reward (and each term) of every step's rollouts, and every dev
+    scoring; the best dev scoring's student is saved."""
+
+    def __init__(self, output_dir: Path, weights: dict):
+        self.path = output_dir / REWARDS_LOG
+        self.path.write_text("")
+        self.weights, self.best, self.best_step, self.rows = weights, None, None, []
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        with open(self.path, "a") as handle:
+            handle.write(json.dumps(row) + "\n")
+
+    def train_step(self, step: int, terms: list[dict]) -> None:
+        if terms:
+            mean = {name: sum(t[name] for t in terms) / len(terms) for name in terms[0]}
+            reward = sum(weight * mean[name] for name, weight in self.weights.items())
+            self.add({"step": step, "split": "train", "reward": reward, "episodes": len(terms), **mean})
+
+    def dev_scoring(self, step: int, episodes: dict, instances: list) -> bool:
+        """Adds a dev row; True when it is the best so far (strictly: a tie keeps the earlier student)."""
+        scored = [episode_reward(episodes[inst.id], inst, self.weights) for inst in instances]
+        mean = {name: sum(terms[name] for _, terms in scored) / len(scored) for name in scored[0][1]}
+        reward = sum(r for r, _ in scored) / len(scored)
+        self.add({"step": step, "split": "dev", "reward": reward, "episodes": len(scored), **mean})
+        if self.best is None or reward > self.best:
+            self.best, self.best_step = reward, step
+            return True
+        return False
+
+
+def save_student(model, tokenizer, folder: Path) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+
+
+def make_callback(cfg: RLConfig, splits: Splits, rollout: EpisodeRollout, reward: EpisodeReward, curves: Curves,
+                  tokenizer, student_dir: Path):
+    from transformers import TrainerCallback
+
+    def score_dev(step: int, model, is_main: bool) -> None:
+        if not splits.dev:
+            return
+        episodes = rollout.play(model, {inst.id: inst.task() for inst in splits.dev}, greedy=True)
+        if curves.dev_scoring(step, episodes, splits.dev) and is_main:
+            save_student(model, tokenizer, student_dir)
+        print(f"dev reward at step {step}: {curves.rows[-1]['reward']:.4f} (best {curves.best:.4f} at step "
+              f"{curves.best_step})", flush=True)
+
+    class DevChoice(TrainerCallback):
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            score_dev(0, model, state.is_world_process_zero)
+
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            curves.train_step(state.global_step, reward.last_terms)
+            if cfg.dev_every and state.global_step % cfg.dev_every == 0 and state.global_step < cfg.steps:
+                score_dev(state.global_step, model, state.is_world_process_zero)
+
+        def on_train_end(self, args, state, control, model=None, **kwargs):
+            if cfg.dev_every == 0 or not splits.dev:
+                curves.best_step = state.global_step
+                if state.is_world_process_zero:
+                    save_student(model, tokenizer, student_dir)
+            else:
+                score_dev(state.global_step, model, state.is_world_process_zero)
+
+    return DevChoice()
+
+
+def train(recipe, cfg: RLConfig) -> dict:
+    import os
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")   # rollout_func is TRL's documented, experimental hook
+    from trl import GRPOConfig, GRPOTrainer
+
+    model, tokenizer, start = load_student(cfg)
+    lora = peft_config(cfg)
+    adapter = start["lora"] or lora is not None
+    if cfg.beta and start["lora"]:
+        raise ConfigError("rl.beta > 0 with an SFT adapter as the start: TRL would take the base model without the "
+                          "adapter as its reference, not the SFT student; use beta 0 or a full-model start")
+    splits = Splits(recipe, cfg)
+    output_dir = Path(cfg.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    student_dir = output_dir / ("adapter" if adapter else "model")
+    rollout = EpisodeRollout(splits.tasks_by_prompt, splits.backend, recipe.protocol, tokenizer,
+                             temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
+                             seed=cfg.seed, enable_thinking=start["enable_thinking"], tool_style=recipe.policy.tool_style)
+    reward = EpisodeReward(splits.instances_by_task(), cfg.reward)
+    curves = Curves(output_dir, cfg.reward)
+    args = GRPOConfig(
+        output_dir=str(output_dir), max_steps=cfg.steps, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
+        per_device_train_batch_size=cfg.targets_per_step * cfg.group_size, gradient_accumulation_steps=1,
+        num_generations=cfg.group_size, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
+        top_p=cfg.top_p, logging_steps=cfg.logging_steps, save_strategy="no", report_to=[], seed=cfg.seed,
+        **checkpointing_flag(GRPOConfig, False), **precision_flags(cfg.precision), **without_accelerator())
+    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=splits.dataset(recipe.protocol),
+                          processing_class=tokenizer, peft_config=lora, rollout_func=rollout,
+                          callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)])
+    trainer.train()
+    base_model = start["base_model"]
+    manifest = {
+        "base_model": base_model, **model_provenance(base_model), "output": str(student_dir),
+        "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
+        "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": start["enable_thinking"],
+        "history": HISTORY_RENDERING, "stage": "rl", "start": start,
+        # StudentManifest reads hyperparameters.lora: truthy when the student is an adapter
+        "hyperparameters": {**asdict(cfg), "lora": asdict(read_lora(cfg.lora, "rl.lora")) if lora else adapter or None},
+        "reward": {"weights": cfg.reward, "function": "hindsight.rl.reward.episode_reward"},
+        "group_size": cfg.group_size, "beta": cfg.beta, "loss_type": cfg.loss_type,
+        "steps": trainer.state.global_step, "chosen_step": curves.best_step, "best_dev_reward": curves.best,
+        "curves": str(curves.path), **batch_sizes(trainer.args),
+        "software": software_versions(), "git_commit": git_commit(), "recipe": recipe.to_dict(),
+    }
+    if trainer.is_world_process_zero():
+        StudentManifest.write(output_dir, manifest)
+    return {**manifest, "main_process": trainer.is_world_process_zero(), "rows": curves.rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    def work(recipe, args):
+        manifest = train(recipe, RLConfig.from_recipe(recipe))
+        if not manifest.pop("main_process"):
+            return ""
+        train_rows = [row for row in manifest["rows"] if row["split"] == "train"]
+        first, last = (train_rows[0]["reward"], train_rows[-1]["reward"]) if train_rows else (0.0, 0.0)
+        return (f"train reward {first:.4f} (step 1) → {last:.4f} (step {manifest['steps']}); the student of step "
+                f"{manifest['chosen_step']} (best dev reward {manifest['best_dev_reward']})\n"
+                f"student: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}\n"
+                f"rewards: {manifest['curves']}")
+
+    return recipe_command(__doc__, work, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

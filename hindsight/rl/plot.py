@@ -1,0 +1,47 @@
+"""The reward curves of an rl run (rewards.jsonl) as one figure: train reward per step, dev reward
+at each scoring.
+
+    python -m hindsight.rl.plot outputs/demo/rl/rewards.jsonl outputs/demo/runs/plots/rl_rewards.png
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def plot_rewards(rewards_path: Path, out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [json.loads(line) for line in rewards_path.read_text().splitlines() if line.strip()]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for split, style in (("train", "-"), ("dev", "o-")):
+        chosen = [row for row in rows if row["split"] == split]
+        if chosen:
+            ax.plot([r["step"] for r in chosen], [r["reward"] for r in chosen], style, label=f"{split} (mean of {chosen[-1]['episodes']} episodes)")
+    ax.set_xlabel("optimiser step")
+    ax.set_ylabel("reward")
+    ax.set_title(f"GRPO reward: {rewards_path.parent.name}")
+    ax.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print(f"wrote {plot_rewards(Path(args[0]), Path(args[1]))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""The rl stage: whole episodes as GRPO rollouts, rewards computed where the labels are, the
+student chosen on dev, and nothing private reaching the policy or the trained sequences."""
+
+import json
+
+import pytest
+
+from hindsight.config import ConfigError
+from hindsight.masking import IGNORE
+from hindsight.policy.scripted import NaiveExplorer
+from hindsight.recipe import load_recipe
+from hindsight.runner import play_episodes
+
+pytestmark = pytest.mark.slow
+
+RECIPE = """
+data: {{source: world, split: eval}}
+search: {{backend: bm25}}
+protocol: {{budget: 3, k: 3, fields: [id, title]}}
+policy: {{backend: hf, model: {model}, max_new_tokens: 24}}
+rl:
+  student: {model}
+  output_dir: {out}
+  max_targets: 4
+  dev_targets: 2
+  dev_every: 1
+  steps: 1
+  group_size: 2
+  targets_per_step: 2
+  max_new_tokens: 24
+  learning_rate: 1.0e-3
+"""
+
+
+@pytest.fixture(scope="module")
+def world_model(tmp_path_factory):
+    from hindsight.data import load_benchmark
+    from hindsight.models.tiny import build_tiny_qwen
+
+    corpus = load_benchmark("world")[0]
+    return build_tiny_qwen(tmp_path_factory.mktemp("rl-student"), [p.title for p in corpus.papers[:2000]])
+
+
+def write_recipe(tmp_path, model, **rl) -> str:
+    path = tmp_path / "rl.yaml"
+    text = RECIPE.format(model=model, out=tmp_path / "rl")
+    path.write_text(text + "".join(f"  {key}: {json.dumps(value)}\n" for key, value in rl.items()))
+    return str(path)
+
+
+@pytest.mark.parametrize("setting, named", [
+    ({"reward": {"ndcg10": 1.0, "recall": 1.0}}, "rl.reward: unknown term(s) recall"),
+    ({"reward": {"ndcg10": 0.0}}, "rl.reward: every weight is 0"),
+    ({"group_size": 1}, "rl.group_size"),
+    ({"temperature": 0.0}, "rl.temperature"),
+    ({"lora": {"rank": 12}}, "rl.lora.rank"),
+    ({"clip": 0.2}, "clip"),
+])
+def test_the_rl_section_names_what_is_wrong(tmp_path, setting, named):
+    from hindsight.rl.config import RLConfig
+
+    with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        RLConfig.from_recipe(load_recipe(write_recipe(tmp_path, "m", **setting)))
+
+
+def test_an_episode_is_one_sequence_whose_mask_covers_exactly_the_students_actions(world_model, tmp_path):
+    from transformers import AutoTokenizer
+
+    from hindsight.protocol import tool_schemas
+    from hindsight.rl.rollout import episode_sequence
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model))
+    corpus, instances, _ = recipe.data.load()
+    tasks = {inst.id: inst.task() for inst in instances if inst.split == "train"}
+    tasks = dict(list(tasks.items())[:3])
+    episodes = play_episodes(NaiveExplorer(max_searches=2, seed=1), tasks, recipe.search.build(corpus), recipe.protocol)
+    tokenizer = AutoTokenizer.from_pretrained(world_model)
+    for episode in episodes.values():
+        prompt, completion, mask = episode_sequence(tokenizer, episode, tool_schemas(recipe.protocol), False)
+        assert len(completion) == len(mask) and mask[0] == 1
+        actions = tokenizer.decode([t for t, m in zip(completion, mask) if m])
+        context = tokenizer.decode([t for t, m in zip(completion, mask) if not m])
+        assert tokenizer.decode(prompt).endswith("<|im_start|>assistant\n")
+        assistant = [m for m in episode.messages if m["role"] == "assistant"]
+        assert actions.count("<|im_end|>") == len(assistant)
+        last = max(i for i, m in enumerate(episode.messages) if m["role"] == "assistant")
+        for message in episode.messages[:last]:
+            if message["role"] == "tool":   # what the environment said is context, never trained
+                assert message["content"] in context and message["content"] not in actions
+        for step in episode.steps:
+            if step.tool == "search_papers":
+                assert step.args["query"] in actions
+
+
+def test_the_reward_is_the_weighted_score_of_the_episode_against_its_labels(world_model, tmp_path):
+    from hindsight.metrics import ndcg_at_k
+    from hindsight.rl.reward import EpisodeReward
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model))
+    corpus, instances, _ = recipe.data.load()
+    train = [inst for inst in instances if inst.split == "train"][:4]
+    tasks = {inst.id: inst.task() for inst in train}
+    episodes = play_episodes(NaiveExplorer(max_searches=3, seed=2), tasks, recipe.search.build(corpus), recipe.protocol)
+    reward = EpisodeReward({tasks[inst.id].task_id: inst for inst in train}, {"ndcg10": 1.0, "malformed": -0.5})
+    got = reward(None, None, task_id=[tasks[inst.id].task_id for inst in train], episode=[episodes[i.id] for i in train])
+    for inst, value in zip(train, got):
+        episode = episodes[inst.id]
+        submitted = [p.id for p in episode.submission] if episode.status == "submitted" else []
+        expected = ndcg_at_k(submitted, inst.gains) - 0.5 * (episode.status != "submitted")
+        assert value == pytest.approx(expected)
+
+
+def test_a_run_that_no_step_improves_on_dev_saves_the_student_it_started_from(world_model, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    from hindsight.rl.grpo import main
+    from hindsight.stages import StudentManifest
+
+    recipe = write_recipe(tmp_path, world_model)
+    assert main([recipe]) == 0
+    out = tmp_path / "rl"
+    manifest = json.loads((out / "train_manifest.json").read_text())
+    rows = [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]
+    assert [(r["split"], r["step"]) for r in rows] == [("dev", 0), ("train", 1), ("dev", 1)]
+    # a random student never submits: every reward is 0, so no step beats the start
+    assert manifest["chosen_step"] == 0 and manifest["stage"] == "rl" and manifest["group_size"] == 2
+    student = StudentManifest.read(out)
+    assert not student.lora and student.output == out / "model"
+    saved, start = load_file(student.output / "model.safetensors"), load_file(f"{world_model}/model.safetensors")
+    assert all(torch.equal(saved[name], start[name]) for name in start)
+
+
+def private_strings(instances, episodes) -> dict[str, str]:
+    """What no policy may be shown: instance ids, target titles, and each label's id and title
+    unless a search of the run returned that paper (then it is public)."""
+    returned = {pid for episode in episodes for step in episode.steps for pid in step.returned_ids}
+    private = {}
+    for inst in instances:
+        private[inst.id] = f"instance id of {inst.id}"
+        private[inst.target.title] = f"target title of {inst.id}"
+        for label in inst.labels:
+            if label.id not in returned:
+                private[label.id] = f"unreturned label id of {inst.id}"
+                private[label.title] = f"unreturned label title of {inst.id}"
+    return private
+
+
+@pytest.mark.parametrize("leaky", [False, True])
+def test_nothing_private_reaches_the_policy_or_the_trained_sequences(world_model, tmp_path, monkeypatch, leaky):
+    """A policy that keeps every conversation it is handed, and every sequence GRPO trains on: no
+    instance id, target title or unreturned label. The leaky run hands the labels' titles to the
+    prompt, and the same check must find them."""
+    from transformers import AutoTokenizer
+
+    import hindsight.rl.grpo as grpo
+    from hindsight.policy.hf import HFPolicy
+    from hindsight.rl.rollout import EpisodeRollout
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model, dev_every=0))
+    _, instances, _ = recipe.data.load()
+    seen, episodes = [], []
+    act, rollout = HFPolicy.act, EpisodeRollout.__call__
+
+    def keeping_act(self, batch, tools):
+        seen.extend(json.dumps(conv.messages, ensure_ascii=False) for conv in batch)
+        return act(self, batch, tools)
+
+    def keeping_rollout(self, prompts, trainer):
+        out = rollout(self, prompts, trainer)
+        tokenizer = AutoTokenizer.from_pretrained(world_model)
+        seen.extend(tokenizer.decode(p + c) for p, c in zip(out["prompt_ids"], out["completion_ids"]))
+        episodes.extend(out["episode"])
+        return out
+
+    monkeypatch.setattr(HFPolicy, "act", keeping_act)
+    monkeypatch.setattr(EpisodeRollout, "__call__", keeping_rollout)
+    if leaky:
+        by_brief = {inst.brief: inst for inst in instances}
+        honest = grpo.initial_messages
+
+        def leaking(task, read_paper=False):
+            messages = honest(task, read_paper)
+            titles = "; ".join(label.title for label in by_brief[task.brief].labels)
+            return messages[:-1] + [{**messages[-1], "content": messages[-1]["content"] + "\n" + titles}]
+
+        monkeypatch.setattr(grpo, "initial_messages", leaking)
+        monkeypatch.setattr("hindsight.runner.initial_messages", leaking)
+    grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
+    assert seen and episodes
+    private = private_strings(instances, episodes)
+    found = {why for text in seen for secret, why in private.items() if secret in text}
+    if leaky:
+        assert any(why.startswith("unreturned label title") for why in found), "the check missed a planted leak"
+    else:
+        assert not found, sorted(found)[:5]
