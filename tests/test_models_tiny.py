@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from hindsight.models.tiny import build_tiny_qwen, id_copying_example, id_pieces, teach_copying, teach_id_copying
+from hindsight.models.tiny import build_tiny_qwen, id_copying_example, id_pieces, teach_copying
 from hindsight.prompts import initial_messages
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
@@ -49,44 +49,6 @@ def test_teaching_to_copy_makes_a_random_model_copy_unseen_strings(tmp_path):
     losses = teach_copying(model, first_ordinary=9, steps=300, length=32, batch=16, log_every=0)
     after = copy_accuracy()
     assert before < 0.05 and after > 0.9, (before, after, losses[-1])
-
-
-def test_teaching_to_copy_ids_makes_the_demo_student_copy_ids_of_unseen_search_results(tmp_path):
-    """The demo's student and schedule on the world's papers: random-string copying, then search
-    results of most of the papers; measured on results of papers it never saw, one token at a time."""
-    import random
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from hindsight.data import load_benchmark
-
-    papers = load_benchmark("world")[0].papers
-    seen, unseen = papers[:15_000], papers[15_000:]
-    path = build_tiny_qwen(tmp_path / "m", [p.title for p in papers[:5000]], hidden_size=128, layers=4,
-                           id_tokens=[p.id for p in papers], copy_steps=250, system_turn=False)
-    model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-    pieces = id_pieces(p.id for p in papers)
-
-    def id_accuracy() -> float:
-        rng, right, total = random.Random(7), 0, 0
-        for _ in range(30):
-            ids, labels = id_copying_example(tokenizer, unseen, rng)
-            with torch.no_grad():
-                predicted = model(input_ids=torch.tensor([ids])).logits[0].argmax(-1)
-            for position in range(len(ids) - 1):
-                if labels[position + 1] != -100 and tokenizer.convert_ids_to_tokens(ids[position + 1]) in pieces:
-                    right += int(predicted[position] == ids[position + 1])
-                    total += 1
-        return right / total
-
-    before = id_accuracy()
-    teach_id_copying(model, tokenizer, seen, steps=500, log_every=0)
-    after = id_accuracy()
-    print(f"id tokens right on unseen papers: {before:.2f} before, {after:.2f} after")
-    # Measured here: 0.06 before, 0.50 after. The fall comes late and abruptly (docs/experiments/demo-history.md, "Teaching a
-    # tiny student to copy ids"), so the bar sits well under what was seen.
-    assert before < 0.15 and after > 0.3, (before, after)
 
 
 def test_without_the_system_turn_a_conversation_renders_the_same_turns_and_nothing_else(tmp_path):
@@ -145,3 +107,4 @@ def test_the_query_phase_rehearses_copying_ids_in_the_share_asked(tmp_path, monk
     submissions = sum('"name": "submit_answer"' in text for text in trained)
     assert submissions + sum('"name": "search_papers"' in text for text in trained) == 200
     assert (submissions == 0) if rehearsal == 0 else (30 <= submissions <= 70)   # 50 expected
+
