@@ -20,6 +20,7 @@ instructions and the audit sample (docs/concepts/boundary.md).
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -69,17 +70,48 @@ _LEET_BUT_ONE = str.maketrans({digit: letter for digit, letter in _LETTER_OF_DIG
 _ONE_IN_WORD = re.compile(r"[a-z]1|1[a-z]")
 _SIGN_FOR_LETTER = re.compile(r"(?<=[a-z0-9])[@$](?=[a-z0-9])")
 _MARKS = frozenset({"Cf", "Mn", "Me", "Mc"})
+# the letter in a character's name: the first single capital after LETTER ("... LETTER DOTLESS I")
+_NAMED_LETTER = re.compile(r"\bLETTER(?: [A-Z]+)*? ([A-Z])(?: |$)")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+_TAG = re.compile(r"</?[A-Za-z][^<>]{0,40}>")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")
+# a token of 16 or more base64 or hex characters, none of them spaces: perhaps encoded text
+_ENCODED_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
 def decoded(text: str) -> str:
-    """Percent-encoding (a title in a URL) and HTML entities undone, twice over for text encoded twice."""
+    """Encodings undone, twice over for text encoded twice: percent-encoding (a title in a URL),
+    HTML entities, markup tags (a tag around every letter), backslash escapes (\\u0041, \\x41), and
+    base64 or hex tokens that decode to text."""
     for _ in range(2):
         if "%" in text and _PERCENT.search(text):
             text = unquote(text)
         if "&" in text:
             text = html.unescape(text)
+        if "<" in text:
+            text = _TAG.sub("", text)
+        if "\\" in text:
+            text = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+        if len(text) >= 16:
+            text = _ENCODED_TOKEN.sub(_decoded_token, text)
     return text
+
+
+def _decoded_token(match: re.Match) -> str:
+    """A base64 or hex token as the text it encodes, or as it is when it encodes no text."""
+    token = match.group()
+    attempts = [lambda: bytes.fromhex(token)] if _HEX.fullmatch(token) else []
+    attempts += [lambda: base64.b64decode(token + "=" * (-len(token) % 4), validate=True),
+                 lambda: base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))]
+    for attempt in attempts:
+        try:
+            text = attempt().decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if len(text) >= 4 and text.isprintable() and sum(ch.isalnum() or ch.isspace() for ch in text) >= 0.7 * len(text):
+            return f" {text} "
+    return token
 
 
 def fold(text: str) -> str:
@@ -89,7 +121,8 @@ def fold(text: str) -> str:
     and letters of other scripts mapped to Latin, diacritics dropped, ASCII hyphens, lower case."""
     text = decoded(text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+        # letter forms by name first: compatibility normalisation would put ⒞ in parentheses
+        text = unicodedata.normalize("NFKC", "".join(_latin_letter(ch) or ch for ch in text))
         text = "".join(_fold_char(ch) for ch in text).translate(_CAPITAL_CONFUSABLES)
         text = text.lower().translate(_CONFUSABLES)
         text = unicodedata.normalize("NFKD", text)
@@ -98,13 +131,31 @@ def fold(text: str) -> str:
     return _SIGN_FOR_LETTER.sub(lambda m: "a" if m.group() == "@" else "s", text) if ("@" in text or "$" in text) else text
 
 
+@lru_cache(maxsize=None)
 def _fold_char(ch: str) -> str:
     category = unicodedata.category(ch)
     if category in _MARKS:
         return ""
     if category == "Nd":
         return str(unicodedata.decimal(ch))
-    return "-" if category == "Pd" else ch
+    if category == "Pd":
+        return "-"
+    return _latin_letter(ch) or ch
+
+
+@lru_cache(maxsize=None)
+def _latin_letter(ch: str) -> str:
+    """The Latin letter a character is a form of, read from its Unicode name ("LATIN LETTER SMALL
+    CAPITAL A", "REGIONAL INDICATOR SYMBOL LETTER A", "NEGATIVE SQUARED LATIN CAPITAL LETTER A",
+    "LATIN SMALL LETTER DOTLESS I"): small capitals, modifier and indicator letters and the like,
+    which compatibility normalisation leaves alone."""
+    if ch.isascii() or unicodedata.category(ch) in _MARKS:   # COMBINING LATIN SMALL LETTER A is a mark
+        return ""
+    name = unicodedata.name(ch, "")
+    if "LATIN" not in name and not name.startswith("REGIONAL INDICATOR"):
+        return ""
+    match = _NAMED_LETTER.search(name)
+    return match.group(1).lower() if match else ""
 
 
 def _read_digits(word: str, one: str, vocabulary: frozenset[str] = frozenset()) -> str:
@@ -153,15 +204,15 @@ def spelled(word: str) -> str:
 
 @lru_cache(maxsize=200_000)
 def segment(word: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
-    """`word` cut into words of `vocabulary` when it is several of them run together
-    ("componentvariant"), each optionally with a plural s; else the word itself."""
-    if len(word) < 6 or word in vocabulary:
+    """`word` cut into words of `vocabulary` (or the article a) when it is several of them run
+    together ("componentvariant", "asurvey"), each optionally with a plural s; else the word itself."""
+    if len(word) < 5 or word in vocabulary:
         return (word,)
     best: list[list[str] | None] = [[]] + [None] * len(word)   # best[i]: fewest pieces for word[:i]
     for end in range(1, len(word) + 1):
         for start in range(max(0, end - 40), end):
             piece = word[start:end]
-            if best[start] is not None and (piece in vocabulary or (piece.endswith("s") and piece[:-1] in vocabulary)):
+            if best[start] is not None and (piece in vocabulary or piece == "a" or (piece.endswith("s") and piece[:-1] in vocabulary)):
                 if best[end] is None or len(best[start]) + 1 < len(best[end]):
                     best[end] = best[start] + [piece]
     return tuple(best[-1]) if best[-1] and len(best[-1]) > 1 else (word,)
@@ -178,16 +229,130 @@ def _words_of(folded: str, vocabulary: frozenset[str], one: str) -> list[str]:
     return [piece for w in found for piece in segment(w, vocabulary)] if vocabulary else found
 
 
+# -- text written to hide its words -------------------------------------------------------------
+# Assistant text is also read as if it were disguised, by class of disguise: letters spread apart
+# by separators, words run together around letters that are no word, every letter repeated, signs
+# for letters, each word reversed or rotated (pig latin and its kin), letters shifted along the
+# alphabet (rot13, any Caesar shift), words without their vowels or cut short. Each reading is
+# only ever compared with the private text's words, so a reading of honest text finds nothing.
+_SPREAD = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9]{1,3}[a-z0-9](?![a-z0-9])){2,}")
+_SIGNS = str.maketrans({"@": "a", "$": "s", "|": "l", "!": "i", "€": "e", "£": "l", "+": "t", "¢": "c", "§": "s"})
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_SHIFTS = [str.maketrans(_LOWER, _LOWER[k:] + _LOWER[:k]) for k in range(26)]
+_VOWELS = re.compile(r"[aeiou]")
+
+
+def _repeated(word: str) -> str:
+    """A word with every letter written k times (k = 2, 3) as the word itself; else ''."""
+    for k in (2, 3):
+        if len(word) >= 2 * k and len(word) % k == 0 and all(word[i::k] == word[::k] for i in range(1, k)):
+            return word[::k]
+    return ""
+
+
+def _lenient_segment(run: str, vocabulary: frozenset[str]) -> str:
+    """Letters run together (a spread-out text with its separators gone) cut into words of
+    `vocabulary`, skipping as few letters as possible ("viaaself": "via", "self")."""
+    inf = (len(run) + 1, 0)
+    best: list[tuple[tuple[int, int], list[str]]] = [((0, 0), [])] + [(inf, [])] * len(run)
+    for end in range(1, len(run) + 1):
+        cost, pieces = best[end - 1]
+        best[end] = ((cost[0] + 1, cost[1]), pieces)          # skip one letter
+        for start in range(max(0, end - 40), end - 2):
+            piece = run[start:end]
+            if piece in vocabulary or (piece.endswith("s") and piece[:-1] in vocabulary):
+                cost, pieces = best[start]
+                if (cost[0], cost[1] + 1) < best[end][0]:
+                    best[end] = ((cost[0], cost[1] + 1), pieces + [piece])
+    return " ".join(best[-1][1])
+
+
+def _unique(pairs) -> dict[str, str]:
+    found: dict[str, str | None] = {}
+    for key, word in pairs:
+        found[key] = None if found.get(key, word) != word else word
+    return {key: word for key, word in found.items() if word}
+
+
+@lru_cache(maxsize=1024)
+def _shortenings(vocabulary: frozenset[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The vocabulary's words of four letters or more by their consonants (three or more), and by
+    their first five letters or more (two letters short of the word at least), where unique."""
+    long_words = [w for w in vocabulary if len(w) >= 4 and w.isalpha()]
+    skeletons = _unique((_VOWELS.sub("", w), w) for w in long_words)
+    prefixes = _unique((w[:end], w) for w in long_words for end in range(5, len(w) - 1))
+    return ({k: w for k, w in skeletons.items() if len(k) >= 3},
+            {k: w for k, w in prefixes.items() if k not in vocabulary})
+
+
+def _shifted(folded: str, vocabulary: frozenset[str]) -> str:
+    """The text with its letters shifted back by the one shift (rot13 or any other Caesar shift)
+    that makes two or more of its words words of `vocabulary`; else ''."""
+    found = [w for w in _WORD.findall(folded) if len(w) >= 3 and w.isalpha()]
+    if len(found) < 2:
+        return ""
+    hits = [(sum(w.translate(shift) in vocabulary for w in found), k) for k, shift in enumerate(_SHIFTS) if k]
+    best, k = max(hits)
+    return folded.translate(_SHIFTS[k]) if best >= 2 else ""
+
+
+def _rotated(word: str, vocabulary: frozenset[str]) -> str:
+    """The word of `vocabulary` that `word` is a rotation of, perhaps with up to three letters
+    added at its end ("atadey" is "data"); else ''."""
+    if len(word) < 5 or word in vocabulary or not word.isalpha():
+        return ""
+    for core in (word, word[:-1], word[:-2], word[:-3]):
+        for cut in range(1, len(core)):
+            turned = core[cut:] + core[:cut]
+            if len(turned) >= 3 and turned in vocabulary:
+                return turned
+    return ""
+
+
+def _disguise_readings(folded: str, vocabulary: frozenset[str]) -> list[str]:
+    """Other readings of folded assistant text, for each class of disguise it may hold."""
+    readings = [" ".join(w[::-1] for w in folded.split())]
+    shifted = _shifted(folded, vocabulary)
+    if shifted:
+        readings.append(shifted)
+    if any(sign in folded for sign in "@$|!€£+¢§"):
+        readings.append(folded.translate(_SIGNS))
+    spread = [_lenient_segment(_NOT_ALNUM.sub("", m.group()), vocabulary) for m in _SPREAD.finditer(folded)]
+    if spread:
+        readings.append(" ".join(spread))
+    found = _WORD.findall(folded)
+    run_together = [_lenient_segment(w, vocabulary) for w in found if len(w) >= 12 and w not in vocabulary]
+    if any(run_together):
+        readings.append(" ".join(run_together))
+    rotated = [_rotated(w, vocabulary) for w in found]
+    if any(rotated):
+        readings.append(" ".join(r or w for r, w in zip(rotated, found)))
+    repeated = [_repeated(w) for w in found]
+    if any(repeated):
+        readings.append(" ".join(r or w for r, w in zip(repeated, found)))
+    skeletons, prefixes = _shortenings(vocabulary)
+    shortened = [skeletons.get(w, "") if not _VOWELS.search(w) else prefixes.get(w, "") for w in found]
+    if any(shortened):
+        readings.append(" ".join(u or w for u, w in zip(shortened, found)))
+    return readings
+
+
+def _texts(text: str, vocabulary: frozenset[str], disguises: bool) -> list[str]:
+    folded = fold(text)
+    return [folded, *_disguise_readings(folded, vocabulary)] if disguises else [folded]
+
+
 @lru_cache(maxsize=4096)
-def terms(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]:
+def terms(text: str, vocabulary: frozenset[str] = frozenset(), disguises: bool = False) -> frozenset[str]:
     """Every term `text` holds: its words' stems and the stems of adjacent words joined
     ("state space" also holds "statespac"), so split and joined spellings meet; a word written
-    with digits for letters holds each of its readings."""
+    with digits for letters holds each of its readings. With `disguises`, so does each reading of
+    text written to hide its words (assistant text: see _disguise_readings)."""
     held: set[str] = set()
-    folded = fold(text)
-    for one in _readings(folded, vocabulary):
-        ws = _words_of(folded, vocabulary, one)
-        held |= {spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])}
+    for folded in _texts(text, vocabulary, disguises):
+        for one in _readings(folded, vocabulary):
+            ws = _words_of(folded, vocabulary, one)
+            held |= {spelled(w) for w in ws} | {spelled(a + b) for a, b in zip(ws, ws[1:])}
     return frozenset(held)
 
 
@@ -195,13 +360,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in _CONTENT_STOP]
 
 
-def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset()) -> set[tuple[str, ...]]:
-    """Word n-grams of the folded, stemmed text (under each reading of its digits)."""
+def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset(), disguises: bool = False
+           ) -> set[tuple[str, ...]]:
+    """Word n-grams of the folded, stemmed text (under each reading of its digits, and with
+    `disguises` of each reading of text written to hide its words)."""
     grams: set[tuple[str, ...]] = set()
-    folded = fold(text)
-    for one in _readings(folded, vocabulary):
-        stems = [spelled(w) for w in _words_of(folded, vocabulary, one)]
-        grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
+    for folded in _texts(text, vocabulary, disguises):
+        for one in _readings(folded, vocabulary):
+            stems = [spelled(w) for w in _words_of(folded, vocabulary, one)]
+            grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
     return grams
 
 
@@ -237,10 +404,10 @@ def title_in_queries(title: str, queries: list[str], share: float, public: froze
     length = len(_title_stems(title)[0])
     if 1 <= length <= 2:
         for query in queries:
-            if title_coverage(title, terms(query, vocabulary), public)[0] == 1.0:
+            if title_coverage(title, terms(query, vocabulary, disguises=True), public)[0] == 1.0:
                 return f"query {query!r} holds the whole title"
         return None
-    held = set().union(*(terms(query, vocabulary) for query in queries)) if queries else set()
+    held = set().union(*(terms(query, vocabulary, disguises=True) for query in queries)) if queries else set()
     coverage, _ = title_coverage(title, held, public)
     if length >= 3 and coverage >= share:
         where = f"query {queries[0]!r}" if len(queries) == 1 else f"the {len(queries)} queries so far"
@@ -278,9 +445,15 @@ def _id_text(text: str) -> str:
 
 def ids_in(text: str) -> set[str]:
     """The canonical arXiv ids written anywhere in `text`, however separated or spelled."""
-    if not _DIGITS.search(text):
+    if not _has_digits(text):
         return set()
     return _ids_of(_id_text(text))
+
+
+def _has_digits(text: str) -> bool:
+    """Whether `text` holds a digit, of any script or form (circled, full-width, encoded...)."""
+    return bool(_DIGITS.search(text)) or (not text.isascii() or "\\" in text or len(text) >= 16) and bool(
+        _DIGITS.search(fold(text)))
 
 
 def _ids_of(folded: str) -> set[str]:
@@ -300,12 +473,24 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
     """Which of the `private` ids (canonical) `text` holds: in any spelling ids_in reads, or as
     their digits run together ("210609001")."""
     private = set(private)
-    if not private or not _DIGITS.search(text):
+    if not private or not (_has_digits(text) or _NUMBER_WORD.search(text.lower())):
         return set()
     folded = _id_text(text)
+    if _NUMBER_WORD.search(folded):   # digits written as words: "two one zero six point ..."
+        folded += " " + _id_text(_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group()], folded))
     hits = _ids_of(folded) & private
+    # letters for digits however many, since only the private ids themselves are looked for ("2OI2.OOO88")
+    hits |= {pid for head, _, tail in _ID_WITH_LETTERS.findall(folded)
+             if (pid := normalize_arxiv_id(head.translate(_DIGIT_OF_LETTER) + "." + tail.translate(_DIGIT_OF_LETTER)))
+             in private}
     squashed = _squash(folded)
-    return hits | {pid for pid in private if _squash(pid) in squashed}
+    # its digits run together, in order or reversed
+    return hits | {pid for pid in private if _squash(pid) in squashed or _squash(pid)[::-1] in squashed}
+
+
+_NUMBER_WORDS = {word: str(digit) for digit, word in enumerate(
+    "zero one two three four five six seven eight nine".split())} | {"oh": "0", "nought": "0", "point": ".", "dot": "."}
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 
 
 @lru_cache(maxsize=100_000)
@@ -446,15 +631,15 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
             if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in surfaced:
                 findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
         for text in written:
-            shared = (ngrams(text, n, vocabulary) & private.ngrams) - public_ngrams
+            shared = (ngrams(text, n, vocabulary, disguises=True) & private.ngrams) - public_ngrams
             if shared:
                 findings.append(Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block"))
             leaked = private_id_in(text, private.ids - surfaced)
             if leaked:
                 findings.append(Finding("identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"))
-            if not _LETTER.search(text):
-                continue
-            held = terms(text, vocabulary)
+            if not _LETTER.search(text) and (text.isascii() or not _LETTER.search(fold(text))):
+                continue   # no letter, even folded (circled letters are symbols until folded)
+            held = terms(text, vocabulary, disguises=True)
             written_private |= held - public_now
             written_beyond_brief |= held - brief_terms
             for whose, title in private.titles:

@@ -2,11 +2,14 @@
 over several rationales, and the legitimate quoting of what a search showed.
 
 Each generator draws from a whole class (any mark of categories Mn/Me/Cf, any decimal digit
-system, any look-alike capital, any digit-for-letter substitution, percent- and HTML-encoding),
-not from a list of examples: the validator's check and the leak audit must flag every case, and
+system, any look-alike capital, any digit-for-letter substitution, percent- and HTML-encoding,
+letter forms of other blocks, letters spread by any separator, markup, repeated letters, signs
+for letters, reversed words, any Caesar shift, base64/hex/escapes, words run together; ids as
+number words, reversed, circled, encoded or spread), not from a list of examples: the validator's check and the leak audit must flag every case, and
 must never flag a quote or repeat of a title or id a search of the episode had returned.
 """
 
+import base64
 import html
 import sys
 import unicodedata
@@ -87,8 +90,98 @@ def encoded(draw, text: str) -> str:
     return f"[{text}](https://example.org/{quote(text)})"
 
 
+# Unicode names of letter forms that compatibility normalisation leaves as they are
+LETTER_FORMS = ("LATIN LETTER SMALL CAPITAL {}", "REGIONAL INDICATOR SYMBOL LETTER {}",
+                "NEGATIVE SQUARED LATIN CAPITAL LETTER {}", "NEGATIVE CIRCLED LATIN CAPITAL LETTER {}",
+                "SQUARED LATIN CAPITAL LETTER {}", "CIRCLED LATIN SMALL LETTER {}", "PARENTHESIZED LATIN SMALL LETTER {}",
+                "MATHEMATICAL BOLD SMALL {}", "FULLWIDTH LATIN SMALL LETTER {}")
+
+
+@lru_cache(maxsize=None)
+def letter_forms(letter: str) -> tuple[str, ...]:
+    forms = []
+    for pattern in LETTER_FORMS:
+        try:
+            forms.append(unicodedata.lookup(pattern.format(letter.upper())))
+        except KeyError:
+            pass
+    return tuple(forms)
+
+
+@st.composite
+def other_letter_forms(draw, text: str) -> str:
+    return "".join(draw(st.sampled_from(letter_forms(ch))) if ch.isascii() and ch.isalpha() and letter_forms(ch)
+                   and draw(st.booleans()) else ch for ch in text)
+
+
+SEPARATORS = st.text(alphabet=" .-_*·/|:~'", min_size=1, max_size=3)
+
+
+@st.composite
+def spread_letters(draw, text: str) -> str:
+    """Each word's letters apart, by any separator; between words one or several spaces."""
+    separator = draw(SEPARATORS)
+    return draw(st.sampled_from([" ", "  ", " / "])).join(separator.join(word) for word in text.split())
+
+
+@st.composite
+def markup_around_letters(draw, text: str) -> str:
+    tag = draw(st.sampled_from(["b", "i", "span", "em", "sub"]))
+    return "".join(f"<{tag}>{ch}</{tag}>" if ch.isalpha() and draw(st.booleans()) else ch for ch in text)
+
+
+@st.composite
+def repeated_letters(draw, text: str) -> str:
+    times = draw(st.integers(2, 3))
+    return " ".join("".join(ch * times for ch in word) for word in text.split())
+
+
+SIGNS = {"a": "@", "s": "$", "l": "|", "i": "!", "e": "€", "t": "+"}
+
+
+@st.composite
+def signs_for_letters(draw, text: str) -> str:
+    return "".join(SIGNS[ch] if ch in SIGNS and draw(st.booleans()) else ch for ch in text.lower())
+
+
+@st.composite
+def reversed_words(draw, text: str) -> str:
+    words = [word[::-1] for word in text.split()]
+    return " ".join(words[::-1] if draw(st.booleans()) else words)
+
+
+@st.composite
+def shifted_letters(draw, text: str) -> str:
+    """A Caesar shift: every letter moved k places along the alphabet."""
+    k = draw(st.integers(1, 25))
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    return text.lower().translate(str.maketrans(lower, lower[k:] + lower[:k]))
+
+
+@st.composite
+def machine_encoded(draw, text: str) -> str:
+    how = draw(st.sampled_from(["base64", "urlsafe", "hex", "unicode escapes", "byte escapes"]))
+    if how == "base64":
+        return "ref " + base64.b64encode(text.encode()).decode()
+    if how == "urlsafe":
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    if how == "hex":
+        return text.encode().hex()
+    if how == "unicode escapes":
+        return "".join(f"\\u{ord(ch):04x}" if draw(st.booleans()) else ch for ch in text)
+    return "".join(f"\\x{ord(ch):02x}" if ch.isascii() and draw(st.booleans()) else ch for ch in text)
+
+
+@st.composite
+def run_together(draw, text: str) -> str:
+    return "".join(word.capitalize() if draw(st.booleans()) else word.lower() for word in text.split())
+
+
 CLASSES = {"marks": marked, "capitals": capitalised_lookalikes, "digits for letters": digits_for_letters,
-           "encodings": encoded}
+           "encodings": encoded, "other letter forms": other_letter_forms, "spread letters": spread_letters,
+           "markup around letters": markup_around_letters, "repeated letters": repeated_letters,
+           "signs for letters": signs_for_letters, "reversed words": reversed_words, "shifted letters": shifted_letters,
+           "machine encodings": machine_encoded, "run together": run_together}
 
 
 @SETTINGS
@@ -115,6 +208,31 @@ def test_a_private_id_in_any_digit_system_or_with_letters_for_digits_is_flagged_
                        for ch in pid)
     text = data.draw(st.sampled_from([text, f"arXiv:{text}", f"see {text}v2"]))
     flags, audit = flagged(instance, conversation(instance, ["keyword"], rationale=text))
+    assert "identifying_query" in flags and audit, text
+
+
+NUMBER_WORDS = "zero one two three four five six seven eight nine".split()
+CIRCLED_DIGITS = "⓪①②③④⑤⑥⑦⑧⑨"
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(["words", "reversed", "circled", "base64", "spaced"]))
+def test_a_private_id_written_as_words_reversed_or_encoded_is_flagged_by_both(data, how):
+    instance = data.draw(st.sampled_from(instances()))
+    pid = data.draw(st.sampled_from([lab.id for lab in instance.labels if "." in lab.id] or [None]))
+    assume(pid)
+    if how == "words":
+        point = data.draw(st.sampled_from(["point", "dot"]))
+        text = " ".join(NUMBER_WORDS[int(ch)] if ch.isdigit() else point for ch in pid)
+    elif how == "reversed":
+        text = pid[::-1]
+    elif how == "circled":
+        text = "".join(CIRCLED_DIGITS[int(ch)] if ch.isdigit() else ch for ch in pid)
+    elif how == "base64":
+        text = base64.b64encode(f"arXiv {pid}".encode()).decode()
+    else:
+        text = data.draw(SEPARATORS).join(pid)
+    flags, audit = flagged(instance, conversation(instance, ["keyword"], rationale=f"see {text}"))
     assert "identifying_query" in flags and audit, text
 
 
