@@ -100,3 +100,48 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     assert row["tokens"]["prompt"] > 500 and row["tokens"]["completion"] > 0
     # native tools reached the model: its reply names one of them, as a call or as text
     assert row["steps"] and row["steps"][0]["tool"] in ("search_papers", "submit_answer"), row["messages"][2:]
+
+
+def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_result(qwen_gguf, qwen_lora, world_sft):
+    """One GRPO step (the rl stage) from the fixture's SFT adapter on the real Qwen and its chat
+    template: each episode is one sequence, the reward is logged, the adapter is saved where the
+    manifest says, its weights moved exactly when the group's rewards differed, and the
+    evaluator loads it past the no-op probe. (A group of this untrained adapter often ends every
+    episode malformed, so equal rewards and an unmoved adapter are a legitimate outcome.)"""
+    from safetensors.torch import load_file
+
+    from hindsight.policy.hf import HFPolicy
+    from hindsight.recipe import load_recipe
+    from hindsight.rl import grpo
+
+    root, recipe_path = world_sft
+    settings = json.loads(recipe_path.read_text())
+    settings["protocol"] = {**settings["protocol"], "budget": 2}
+    settings["rl"] = {"student": str(qwen_lora), "output_dir": str(root / "rl"), "max_targets": 2, "dev_targets": 0,
+                      "steps": 1, "group_size": 2, "targets_per_step": 1, "learning_rate": 1.0e-4,
+                      "max_new_tokens": 48, "temperature": 1.0,
+                      "reward": {"exposed_gain": 1.0, "malformed": -1.0, "unsurfaced": -0.5}}
+    (root / "rl.yaml").write_text(json.dumps(settings))
+    recipe = load_recipe(root / "rl.yaml")
+    rewards = []
+    original = grpo.EpisodeReward.__call__
+
+    def keep(self, *args, **kwargs):
+        rewards.extend(result := original(self, *args, **kwargs))
+        return result
+
+    grpo.EpisodeReward.__call__ = keep
+    try:
+        manifest = grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
+    finally:
+        grpo.EpisodeReward.__call__ = original
+    (row,) = [row for row in manifest["rows"] if row["split"] == "train"]
+    assert row["step"] == 1 and row["episodes"] == 2 and len(rewards) == 2
+    saved = json.loads((root / "rl" / "train_manifest.json").read_text())
+    assert saved["stage"] == "rl" and saved["start"]["lora"] and saved["output"].endswith("adapter")
+    before = load_file(qwen_lora / "adapter" / "adapter_model.safetensors")
+    after = load_file(root / "rl" / "adapter" / "adapter_model.safetensors")
+    assert before.keys() == after.keys()
+    moved = max((after[k] - before[k]).abs().max().item() for k in before)
+    assert (moved > 0) == (rewards[0] != rewards[1]), (rewards, moved)
+    assert HFPolicy(str(qwen_gguf), adapter=str(root / "rl" / "adapter")).adapter_logit_change > 1e-3
