@@ -42,7 +42,8 @@ def honest_conversation(instance, query: str, rationale: str) -> list[dict]:
 
 
 def flagged(conversations) -> set[int]:
-    leaks.terms.cache_clear()
+    leaks.terms.cache_clear()   # both cache readings made under the other arm's patch
+    leaks._texts.cache_clear()
     return {i for i, (messages, private, brief) in enumerate(conversations)
             if any(f.flag != "unsurfaced" for f in check_messages(messages, private, brief, NGRAM, SHARE))}
 

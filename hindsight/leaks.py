@@ -236,7 +236,8 @@ def _words_of(folded: str, vocabulary: frozenset[str], one: str) -> list[str]:
 # alphabet (rot13, any Caesar shift), words without their vowels or cut short. Each reading is
 # only ever compared with the private text's words, so a reading of honest text finds nothing.
 _SPREAD = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9]{1,3}[a-z0-9](?![a-z0-9])){2,}")
-_SIGNS = str.maketrans({"@": "a", "$": "s", "|": "l", "!": "i", "€": "e", "£": "l", "+": "t", "¢": "c", "§": "s"})
+_SIGN_LETTERS = {"@": "a", "$": "s", "|": "l", "!": "i", "€": "e", "£": "l", "+": "t", "¢": "c", "§": "s"}
+_SIGNS = str.maketrans(_SIGN_LETTERS)
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _SHIFTS = [str.maketrans(_LOWER, _LOWER[k:] + _LOWER[:k]) for k in range(26)]
 _VOWELS = re.compile(r"[aeiou]")
@@ -315,7 +316,7 @@ def _disguise_readings(folded: str, vocabulary: frozenset[str]) -> list[str]:
     shifted = _shifted(folded, vocabulary)
     if shifted:
         readings.append(shifted)
-    if any(sign in folded for sign in "@$|!€£+¢§"):
+    if any(sign in folded for sign in _SIGN_LETTERS):
         readings.append(folded.translate(_SIGNS))
     spread = [_lenient_segment(_NOT_ALNUM.sub("", m.group()), vocabulary) for m in _SPREAD.finditer(folded)]
     if spread:
@@ -337,9 +338,12 @@ def _disguise_readings(folded: str, vocabulary: frozenset[str]) -> list[str]:
     return readings
 
 
-def _texts(text: str, vocabulary: frozenset[str], disguises: bool) -> list[str]:
+@lru_cache(maxsize=4096)
+def _texts(text: str, vocabulary: frozenset[str], disguises: bool) -> tuple[str, ...]:
+    """The folded text, and with `disguises` its disguise readings: kept, because the validator
+    asks for both the terms and the n-grams of every text the assistant wrote."""
     folded = fold(text)
-    return [folded, *_disguise_readings(folded, vocabulary)] if disguises else [folded]
+    return (folded, *_disguise_readings(folded, vocabulary)) if disguises else (folded,)
 
 
 @lru_cache(maxsize=4096)
