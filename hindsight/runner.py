@@ -142,7 +142,6 @@ def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBacke
     `tasks` maps the id an episode is recorded under (an instance id, or a candidate id) to the
     task its policy sees; the policy never learns the former. `first_messages(task)` replaces the deployment prompt (the distillation teacher's prompt);
     evaluation never passes it."""
-    first_messages = first_messages or (lambda task: initial_messages(task, config.read_paper))
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     episodes_path, manifest_path = run_dir / "episodes.jsonl", run_dir / "manifest.json"
@@ -164,10 +163,7 @@ def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBacke
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
                disable=not progress)
 
-    def begin(record_id: str, task: Task) -> Live:
-        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)),
-                    record_id=record_id)
-
+    begin = _starter(backend, config, first_messages)
     with open(episodes_path, "a", encoding="utf-8") as handle:
         log = _Log(handle, bar, policy)
         if isinstance(policy, IndependentPolicy):
@@ -184,19 +180,27 @@ def play_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBack
                   batch_size: int = 32) -> dict[str, Episode]:
     """Every task's episode, in memory (record id -> Episode), nothing written: the rollouts of RL
     and the dev scoring that chooses its checkpoint. The same turns as `run_episodes`."""
-    prompts = prompt_texts(config.read_paper)
     episodes: dict[str, Episode] = {}
-
-    def begin(record_id: str, task: Task) -> Live:
-        return Live(env=SearchEnv(task, backend, config, prompts),
-                    conversation=Conversation(task, initial_messages(task, config.read_paper)), record_id=record_id)
 
     class Keep:
         def finish(self, live: Live) -> None:
             episodes[live.record_id] = _record(live, policy)
 
-    _advance_in_lockstep(policy, list(tasks.items()), begin, config, Keep(), batch_size)
+    _advance_in_lockstep(policy, list(tasks.items()), _starter(backend, config), config, Keep(), batch_size)
     return episodes
+
+
+def _starter(backend: SearchBackend, config: ProtocolConfig, first_messages=None):
+    """How an episode begins: its environment, and its first messages (the deployment prompt
+    unless `first_messages(task)` gives others)."""
+    prompts = prompt_texts(config.read_paper)
+    first_messages = first_messages or (lambda task: initial_messages(task, config.read_paper))
+
+    def begin(record_id: str, task: Task) -> Live:
+        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)),
+                    record_id=record_id)
+
+    return begin
 
 
 class _Log:
