@@ -67,16 +67,16 @@ def main(argv: list[str] | None = None) -> dict:
         recipe = load_recipe(args.recipe, [f"rl.student={student}", f"rl.output_dir={tmp}/rl", f"rl.steps={args.steps}",
                                            "rl.dev_targets=0", "rl.dev_every=0", *args.set])
         cfg = grpo.RLConfig.from_recipe(recipe)
-        original_call, original_act = EpisodeRollout.__call__, HFPolicy.act
+        timed_rollout = clock.wrap("rollout", EpisodeRollout.__call__)
 
         def rollout(self, prompts, trainer):
             clock.first_rollout = clock.first_rollout or time.perf_counter()
             clock.episodes += len(prompts)
-            return clock.wrap("rollout", original_call)(self, prompts, trainer)
+            return timed_rollout(self, prompts, trainer)
 
         start = time.perf_counter()
         with mock.patch.object(EpisodeRollout, "__call__", rollout), \
-                mock.patch.object(HFPolicy, "act", lambda self, *a, **k: clock.wrap("generation", original_act)(self, *a, **k)):
+                mock.patch.object(HFPolicy, "act", clock.wrap("generation", HFPolicy.act)):
             manifest = grpo.train(recipe, cfg)
         total = time.perf_counter() - start
     steps = manifest["steps"]

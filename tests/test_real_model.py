@@ -102,7 +102,8 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     assert row["steps"] and row["steps"][0]["tool"] in ("search_papers", "submit_answer"), row["messages"][2:]
 
 
-def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_result(qwen_gguf, qwen_lora, world_sft):
+def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_result(qwen_gguf, qwen_lora, world_sft,
+                                                                                   monkeypatch):
     """One GRPO step (the rl stage) from the fixture's SFT adapter on the real Qwen and its chat
     template: each episode is one sequence, the reward is logged, the adapter is saved where the
     manifest says, its weights moved exactly when the group's rewards differed, and the
@@ -130,11 +131,8 @@ def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_resu
         rewards.extend(result := original(self, *args, **kwargs))
         return result
 
-    grpo.EpisodeReward.__call__ = keep
-    try:
-        manifest = grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
-    finally:
-        grpo.EpisodeReward.__call__ = original
+    monkeypatch.setattr(grpo.EpisodeReward, "__call__", keep)
+    manifest = grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
     (row,) = [row for row in manifest["rows"] if row["split"] == "train"]
     assert row["step"] == 1 and row["episodes"] == 2 and len(rewards) == 2
     saved = json.loads((root / "rl" / "train_manifest.json").read_text())

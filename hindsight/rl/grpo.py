@@ -20,7 +20,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from hindsight.config import ConfigError, read_lora
+from hindsight.config import ConfigError, LoraSettings, read_lora
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.chat import HISTORY_RENDERING
 from hindsight.prompts import initial_messages
@@ -65,9 +65,8 @@ def load_student(cfg: RLConfig):
     return model, tokenizer, start
 
 
-def peft_config(cfg: RLConfig):
+def peft_config(settings: LoraSettings | None):
     """A fresh LoRA for a full-model start, or None (full fine-tuning, or an SFT adapter kept training)."""
-    settings = read_lora(cfg.lora, "rl.lora")
     if settings is None:
         return None
     from peft import LoraConfig
@@ -184,7 +183,8 @@ def train(recipe, cfg: RLConfig) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     model, tokenizer, start = load_student(cfg)
-    lora = peft_config(cfg)
+    lora_settings = read_lora(cfg.lora, "rl.lora")
+    lora = peft_config(lora_settings)
     adapter = start["lora"] or lora is not None
     if cfg.beta and start["lora"]:
         raise ConfigError("rl.beta > 0 with an SFT adapter as the start: TRL would take the base model without the "
@@ -215,7 +215,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": start["enable_thinking"],
         "history": HISTORY_RENDERING, "stage": "rl", "start": start,
         # StudentManifest reads hyperparameters.lora: truthy when the student is an adapter
-        "hyperparameters": {**asdict(cfg), "lora": asdict(read_lora(cfg.lora, "rl.lora")) if lora else adapter or None},
+        "hyperparameters": {**asdict(cfg), "lora": asdict(lora_settings) if lora_settings else adapter or None},
         "reward": {"weights": cfg.reward, "function": "hindsight.rl.reward.episode_reward"},
         "group_size": cfg.group_size, "beta": cfg.beta, "loss_type": cfg.loss_type,
         "steps": trainer.state.global_step, "chosen_step": curves.best_step, "best_dev_reward": curves.best,
