@@ -5,7 +5,7 @@
 #   bash scripts/experiment.sh recipes/qwen05_world.yaml train eval  # some stages again
 # Stages: model world distill train eval compare. Run the same command again after a crash and
 # finished work is kept: distillation and evaluation resume per target, a finished training is
-# not redone (an interrupted one starts again).
+# not redone and an interrupted one resumes from its last checkpoint (train.save_every).
 # Variables: PYTHON (python), EVAL_PYTHON (PYTHON; e.g. .venv-vllm/bin/python with
 # RECIPE_SETS="policy.backend=vllm runs_dir=..." to evaluate with vLLM on CPU), THREADS (torch threads, default: every core), RECIPE_SETS (extra
 # section.key=value overrides, space-separated), MODELS_FETCH (../shared/models/fetch).

@@ -185,3 +185,76 @@ def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_wa
         args = SFTConfig(output_dir=str(tmp_path), report_to=[], **precision_flags("fp32"),
                          **checkpointing_flag(SFTConfig, enabled))
     assert args.gradient_checkpointing is enabled
+
+
+def _adapter_weights(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "adapter" / "adapter_model.safetensors"))
+
+
+@pytest.mark.slow
+def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights_of_an_unbroken_one(sft_set):
+    import torch
+    from transformers import TrainerCallback
+
+    from hindsight.train.resume import checkpoints
+    from hindsight.train.sft import main as sft_main
+    from hindsight.train.sft import train
+
+    class Crash(Exception):
+        pass
+
+    class CrashAtStep(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            if state.global_step == 3:
+                raise Crash
+
+    class CountSteps(TrainerCallback):
+        steps = 0
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.steps += 1
+
+    root, _, recipe = sft_set
+    sets = ["train.save_every=2", "train.epochs=2"]
+    unbroken, broken = root / "unbroken", root / "broken"
+    assert sft_main([str(recipe), *(f for s in sets for f in ("--set", s)), "--set", f"train.output_dir={unbroken}"]) == 0
+    loaded = load_recipe(recipe, [*sets, f"train.output_dir={broken}"])
+    with pytest.raises(Crash):
+        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(CrashAtStep(),))
+    assert [path.name for path in checkpoints(broken)] == ["checkpoint-2"]
+    counted = CountSteps()
+    manifest = train(loaded, TrainConfig.from_recipe(loaded), callbacks=(counted,))
+    assert manifest["resumed_from"] == "checkpoint-2" and manifest["steps"] > 3
+    assert counted.steps == manifest["steps"] - 2   # the two checkpointed steps were not run again
+    assert json.loads((unbroken / "train_manifest.json").read_text())["resumed_from"] is None
+    assert not checkpoints(broken) and not checkpoints(unbroken)
+    a, b = _adapter_weights(unbroken), _adapter_weights(broken)
+    assert a.keys() == b.keys() and all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_checkpoints_of_a_training_with_other_settings_are_not_resumed(sft_set, capsys):
+    from transformers import TrainerCallback
+
+    from hindsight.train.sft import main as sft_main
+    from hindsight.train.sft import train
+
+    class Crash(Exception):
+        pass
+
+    class CrashAtStep(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            if state.global_step == 3:
+                raise Crash
+
+    root, _, recipe = sft_set
+    out = root / "changed"
+    loaded = load_recipe(recipe, ["train.save_every=2", f"train.output_dir={out}"])
+    with pytest.raises(Crash):
+        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(CrashAtStep(),))
+    assert sft_main([str(recipe), "--set", "train.save_every=2", "--set", f"train.output_dir={out}",
+                     "--set", "train.learning_rate=0.5"]) != 0
+    error = capsys.readouterr().err
+    assert "train.learning_rate" in error and "checkpoint-*" in error and str(out) in error
+    assert (out / "checkpoint-2" / "trainer_state.json").is_file()   # nothing was lost

@@ -34,6 +34,7 @@ class TrainConfig:
     weight_decay: float = 0.0                # decoupled weight decay
     seed: int = 0                            # data order, LoRA initialisation, dropout
     logging_steps: int = 1                   # optimiser steps between loss lines
+    save_every: int | None = None            # optimiser steps between checkpoints; a rerun resumes from the last (null: none)
     report_to: str = "none"                  # none, tensorboard, wandb
 
     @classmethod

@@ -30,6 +30,7 @@ from hindsight.stages import (
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
+from hindsight.train.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.trainer_args import batch_sizes, check_sharding, checkpointing_flag, precision_flags, without_accelerator
 
 
@@ -54,7 +55,8 @@ def load_tokenizer(cfg: TrainConfig):
     return tokenizer
 
 
-def train(recipe, cfg: TrainConfig) -> dict:
+def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
+    """Train and save the student; its manifest. `callbacks`: transformers TrainerCallbacks."""
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM
@@ -91,13 +93,24 @@ def train(recipe, cfg: TrainConfig) -> dict:
         per_device_train_batch_size=cfg.per_device_batch_size, gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         max_length=cfg.max_length, padding_free=cfg.packing, **checkpointing_flag(SFTConfig, cfg.gradient_checkpointing),
         optim=cfg.optimizer, weight_decay=cfg.weight_decay, seed=cfg.seed, logging_steps=cfg.logging_steps,
-        report_to=[] if cfg.report_to == "none" else [cfg.report_to], save_strategy="no",
+        report_to=[] if cfg.report_to == "none" else [cfg.report_to],
+        **({"save_strategy": "steps", "save_steps": cfg.save_every, "save_total_limit": 2} if cfg.save_every
+           else {"save_strategy": "no"}),
         dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision), **without_accelerator())
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                         peft_config=peft_config)
+                         peft_config=peft_config, callbacks=list(callbacks))
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
     check_sharding(distributed_type)
-    result = trainer.train()
+    checkpoint = None
+    if cfg.save_every:
+        key = resume_key(asdict(cfg), sha256_file(source), {"path": cfg.base_model, **model_provenance(cfg.base_model)},
+                         trainer.args.world_size)
+        checkpoint = checkpoint_to_resume(cfg.output_dir, key)
+        if checkpoint:
+            print(f"resuming from {checkpoint} (train.save_every)", flush=True)
+        if trainer.is_world_process_zero():
+            write_key(cfg.output_dir, key)
+    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
@@ -114,9 +127,11 @@ def train(recipe, cfg: TrainConfig) -> dict:
         **batch_sizes(trainer.args), "distributed_type": distributed_type,
         "mixed_precision": trainer.accelerator.mixed_precision, "software": software_versions(), "git_commit": git_commit(),
         "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
+        "resumed_from": checkpoint.name if checkpoint else None,
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(cfg.output_dir, manifest)
+        remove_checkpoints(cfg.output_dir)
     return {**manifest, "main_process": trainer.is_world_process_zero()}
 
 
