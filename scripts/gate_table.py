@@ -4,7 +4,8 @@
 
 Reads <folder>/base/init/curriculum.json, <folder>/runs/gate-base/gate.json and
 <folder>/base/base_stage (the gate's verdict, the stage's seconds and the further epochs it took),
-which scripts/demo.sh writes.
+which scripts/demo.sh writes. The phases are those of the attempt kept; restarts counts the
+attempts given up before it.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ import sys
 from pathlib import Path
 
 
+PHASES = ("copying", "copying ids", "copying queries")
+
+
 def row(folder: Path) -> str:
     curriculum = json.loads((folder / "base/init/curriculum.json").read_text())
     gate_path = folder / "runs/gate-base/gate.json"
     gate = json.loads(gate_path.read_text()) if gate_path.exists() else None
     stage = folder / "base/base_stage"
     _verdict, seconds, retrains = stage.read_text().split() if stage.exists() else ("-", "?", "?")
-    phases = [f"{p['steps']} ({p['final_mean_loss']:.3f})" for p in curriculum.values()]
-    cells = [str(folder), *phases, retrains]
+    phases = [f"{p['steps']} ({p['final_mean_loss']:.3f})" if (p := curriculum.get(name)) else "-" for name in PHASES]
+    cells = [str(folder), *phases, str(len(curriculum.get("given_up", []))), retrains]
     if gate:
         cells += [f"{gate['copied_first_queries']:.0%}", f"{gate['surfaced_submissions']:.0%}", f"{gate['malformed']:.0%}",
                   "passed" if gate["passed"] else "FAILED"]
@@ -33,9 +37,9 @@ def row(folder: Path) -> str:
 
 def main(folders: list[str]) -> int:
     print("| base | copying: steps (final loss) | copying ids: steps (final loss) | copying queries: steps (final loss) "
-          "| further epochs | "
+          "| restarts | further epochs | "
           "first queries copied | submitted ids surfaced | malformed | gate | base stage |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for folder in folders:
         print(row(Path(folder)))
     return 0

@@ -108,3 +108,40 @@ def test_the_query_phase_rehearses_copying_ids_in_the_share_asked(tmp_path, monk
     assert submissions + sum('"name": "search_papers"' in text for text in trained) == 200
     assert (submissions == 0) if rehearsal == 0 else (30 <= submissions <= 70)   # 50 expected
 
+
+
+def _weights(path):
+    from safetensors.torch import load_file
+
+    return load_file(str(path / "model.safetensors"))
+
+
+def test_a_phase_that_misses_its_loss_restarts_the_curriculum_from_a_fresh_initialisation(tmp_path):
+    import json
+
+    from hindsight.models.tiny import RESTART_SEED_STRIDE
+
+    texts = [p.title for p in random_papers(100, seed=5)]
+    # a loss of zero is never reached: every attempt misses, and the last one is kept
+    path = build_tiny_qwen(tmp_path / "m", texts, hidden_size=32, layers=1, seed=7, copy_steps=25, copy_until=0.0,
+                           attempts=3)
+    curriculum = json.loads((path / "curriculum.json").read_text())
+    assert [attempt["seed"] for attempt in curriculum["given_up"]] == [7, 7 + RESTART_SEED_STRIDE]
+    assert curriculum["seed"] == 7 + 2 * RESTART_SEED_STRIDE
+    assert not curriculum["copying"]["reached"] and curriculum["copying"]["steps"] == 25
+
+
+def test_a_curriculum_that_succeeds_at_once_is_the_same_whatever_attempts_it_was_allowed(tmp_path):
+    import json
+
+    import torch
+
+    texts = [p.title for p in random_papers(100, seed=5)]
+    # a loss every first step beats: reached at once
+    kwargs = dict(hidden_size=32, layers=1, seed=7, copy_steps=25, copy_until=100.0)
+    once = build_tiny_qwen(tmp_path / "once", texts, **kwargs)
+    allowed = build_tiny_qwen(tmp_path / "allowed", texts, attempts=3, **kwargs)
+    curriculum = json.loads((allowed / "curriculum.json").read_text())
+    assert curriculum["given_up"] == [] and curriculum["seed"] == 7 and curriculum["copying"]["reached"]
+    a, b = _weights(once), _weights(allowed)
+    assert a.keys() == b.keys() and all(torch.equal(a[name], b[name]) for name in a)

@@ -107,9 +107,11 @@ def measure(episodes: list[Episode], briefs: dict[str, str]) -> Capabilities:
 # What a student that fails each check lacks, and what to try.
 ADVICE = {
     "copied_first_queries": "it does not copy its brief into a query: the query-copying phase did not take "
-                            "(check curriculum.json: did 'copying queries' reach its loss? raise BASE_QUERY_COPY_STEPS)",
+                            "(check curriculum.json: did 'copying queries' reach its loss? raise BASE_QUERY_COPY_STEPS "
+                            "or BASE_ATTEMPTS)",
     "surfaced_submissions": "it submits ids it never saw: copying ids out of results did not take "
-                            "(raise BASE_ID_COPY_STEPS, or check curriculum.json)",
+                            "(check curriculum.json: did 'copying ids' reach its loss? raise BASE_ID_COPY_STEPS "
+                            "or BASE_ATTEMPTS)",
     "malformed": "its actions do not parse: more epochs on the naive demonstrations (BASE_EPOCHS)",
 }
 

@@ -81,15 +81,17 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
                     id_copy_steps: int = 0, id_copy_papers: Sequence = (), system_turn: bool = True,
                     copy_until: float | None = None, id_copy_until: float | None = None,
                     query_copy_steps: int = 0, query_copy_until: float | None = None,
-                    id_rehearsal: float = 0.0) -> Path:
+                    id_rehearsal: float = 0.0, attempts: int = 1) -> Path:
     """Save a random-weight Qwen3ForCausalLM and its tokenizer to `out_dir`; returns the path.
     With `copy_steps`, the model is first taught to copy from its context (`teach_copying`), and
     with `id_copy_steps` then to copy ids out of search results of `id_copy_papers` (`teach_id_copying`).
     With `query_copy_steps`, last, to search a brief's first sentence (`teach_query_copying`, on
     briefs of random words of `texts`; `id_rehearsal` of its examples copy ids of `id_copy_papers`
     again). `copy_until`, `id_copy_until` and `query_copy_until` end
-    each phase at that loss, its steps then being the cap;
-    what each phase took is written to `curriculum.json` beside the model.
+    each phase at that loss, its steps then being the cap; a phase that misses its loss within its
+    cap restarts the curriculum from a fresh initialisation (`RESTART_SEED_STRIDE`), up to `attempts`
+    in all. What each phase took is written to `curriculum.json` beside the model, with the
+    attempts that were given up.
 
     `system_turn=False` gives a chat template that leaves the system turn out. A model trained
     from scratch cannot follow instructions, and to it a system turn is a few hundred tokens that
@@ -123,29 +125,48 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
                          tie_word_embeddings=True, bos_token_id=None,
                          eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                          pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"))
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config)
+    papers, vocabulary = list(id_copy_papers), vocabulary_of(texts)
+
+    def curriculum(model, seed: int) -> dict:
+        phases = {}
+        if copy_steps:
+            losses = teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed,
+                                   until_loss=copy_until)
+            phases["copying"] = _phase_record(losses, copy_steps, copy_until)
+        if id_copy_steps and all(p["reached"] for p in phases.values()):
+            losses = teach_id_copying(model, tokenizer, papers, steps=id_copy_steps, seed=seed, until_loss=id_copy_until)
+            phases["copying ids"] = _phase_record(losses, id_copy_steps, id_copy_until)
+        if query_copy_steps and all(p["reached"] for p in phases.values()):
+            losses = teach_query_copying(model, tokenizer, vocabulary, steps=query_copy_steps, seed=seed,
+                                         until_loss=query_copy_until, rehearsed_papers=papers, rehearsal=id_rehearsal)
+            phases["copying queries"] = _phase_record(losses, query_copy_steps, query_copy_until)
+        return phases
+
+    given_up = []
+    for attempt in range(max(1, attempts)):
+        # The first attempt keeps `seed` itself, so a curriculum that succeeds at once is unchanged.
+        attempt_seed = seed + RESTART_SEED_STRIDE * attempt
+        torch.manual_seed(attempt_seed)
+        model = Qwen3ForCausalLM(config)
+        phases = curriculum(model, attempt_seed)
+        missed = [name for name, phase in phases.items() if not phase["reached"]]
+        if not missed or attempt + 1 >= attempts:
+            break
+        given_up.append({"seed": attempt_seed, **phases})
+        print(f"curriculum: '{missed[0]}' missed its loss within its cap; restarting from a fresh initialisation "
+              f"(attempt {attempt + 2} of {attempts})", flush=True)
     model.generation_config.eos_token_id = config.eos_token_id
     model.generation_config.pad_token_id = config.pad_token_id
-    phases = {}
-    if copy_steps:
-        losses = teach_copying(model, first_ordinary=len(SPECIAL_TOKENS), steps=copy_steps, seed=seed,
-                               until_loss=copy_until)
-        phases["copying"] = _phase_record(losses, copy_steps, copy_until)
-    if id_copy_steps:
-        losses = teach_id_copying(model, tokenizer, list(id_copy_papers), steps=id_copy_steps, seed=seed,
-                                  until_loss=id_copy_until)
-        phases["copying ids"] = _phase_record(losses, id_copy_steps, id_copy_until)
-    if query_copy_steps:
-        losses = teach_query_copying(model, tokenizer, vocabulary_of(texts), steps=query_copy_steps, seed=seed,
-                                     until_loss=query_copy_until, rehearsed_papers=list(id_copy_papers),
-                                     rehearsal=id_rehearsal)
-        phases["copying queries"] = _phase_record(losses, query_copy_steps, query_copy_until)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     if phases:
-        (out_dir / "curriculum.json").write_text(json.dumps(phases, indent=1) + "\n")
+        record = {**phases, "seed": attempt_seed, "given_up": given_up}
+        (out_dir / "curriculum.json").write_text(json.dumps(record, indent=1) + "\n")
     return out_dir
+
+
+# A restarted curriculum's seed is this far from the last one's: clear of the seeds a user runs.
+RESTART_SEED_STRIDE = 1000
 
 
 def _phase_record(losses: list[float], cap: int, until_loss: float | None, window: int = 20) -> dict:
@@ -335,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query-copy-until", type=float, help="end copying queries at this mean loss (the steps are the cap)")
     parser.add_argument("--id-rehearsal", type=float, default=0.0,
                         help="share of the query phase's examples that copy ids again (see teach_query_copying)")
+    parser.add_argument("--attempts", type=int, default=1,
+                        help="restart the curriculum from a fresh initialisation when a phase misses its loss, "
+                             "this many tries in all")
     parser.add_argument("--no-system-turn", action="store_true",
                         help="a chat template without the system turn (see build_tiny_qwen)")
     args = parser.parse_args(argv)
@@ -345,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
                            copy_steps=args.copy_steps, id_copy_steps=args.id_copy_steps, id_copy_papers=corpus.papers,
                            system_turn=not args.no_system_turn, copy_until=args.copy_until,
                            id_copy_until=args.id_copy_until, query_copy_steps=args.query_copy_steps,
-                           query_copy_until=args.query_copy_until, id_rehearsal=args.id_rehearsal)
+                           query_copy_until=args.query_copy_until, id_rehearsal=args.id_rehearsal,
+                           attempts=args.attempts)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
