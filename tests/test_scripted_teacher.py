@@ -45,3 +45,36 @@ def test_a_paper_shown_twice_is_forwarded_once_where_a_keyword_search_first_show
 def test_the_submission_stops_at_its_size_even_inside_a_search():
     conv = conversation((OPENING, ["o1"]), ("alpha", ["k1", "k2", "k3"]), ("beta", ["k4", "k5", "k6"]))
     assert forwarded(conv, submit=4) == ["k1", "k2", "k3", "k4"]
+
+
+ANCHOR_BRIEF = "We study quorix caches in lumen systems. They are slow."
+ANCHOR_IDF = {"quorix": 5.0, "lumen": 3.0, "zentak": 6.0, "velmor": 6.5, "grabbo": 4.0, "cach": 0.5, "system": 0.1}
+
+
+def planned(anchor_words: int) -> list[str]:
+    system = (f"{PRIVATE_HEADER}\n"
+              "1. [T3/conceptual] Quorix lumen zentak\n   Abstract: velmor zentak quorix caches grabbo\n"
+              "2. [T2/method] Zentak velmor systems\n   Abstract: velmor zentak grabbo\n"
+              "3. [T1/problem] Lumen quorix caches\n   Abstract: quorix lumen systems")
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Research brief:\n{ANCHOR_BRIEF}"}]
+    teacher = ScriptedTeacher(ANCHOR_IDF, queries=2, words_per_query=3, anchor_words=anchor_words, opening_at=1)
+    return teacher._plan(Conversation(Task("t", ANCHOR_BRIEF, dt.date(2022, 1, 1)), messages))
+
+
+def test_the_first_keyword_query_starts_with_the_first_brief_word_the_antecedents_share():
+    # "study" and "caches" come first in the brief, but the antecedents never or barely use them
+    keyword_query, opening = planned(anchor_words=1)
+    assert keyword_query.split()[0] == "quorix"
+    assert keyword_query.split()[1:] == ["velmor", "zentak"]   # the rarest shared words, none of the brief's
+    assert opening == "We study quorix caches in lumen systems"
+
+
+def test_without_anchor_words_the_first_keyword_query_holds_mechanism_words_only():
+    keyword_query, _ = planned(anchor_words=0)
+    assert keyword_query.split() == ["velmor", "zentak", "grabbo"]
+
+
+def test_anchor_words_never_crowd_out_every_mechanism_word():
+    keyword_query, _ = planned(anchor_words=5)
+    words = keyword_query.split()
+    assert len(words) == 3 and words[:2] == ["quorix", "lumen"] and words[2] == "velmor"

@@ -16,6 +16,7 @@ class DistillConfig:
     model: str | None = None             # the teacher model (litellm string, hub id or path)
     scripted_searches: int = 4           # the scripted teacher's searches, its opening one included
     scripted_opening_at: int = 0         # where its opening search (the brief's first sentence) comes: 0 first
+    scripted_anchor_words: int = 0       # brief words (those the antecedents share most) its first keyword query starts with
     api_base: str | None = None          # litellm teacher: an OpenAI-compatible server
     temperature: float = 0.7             # candidates must differ: sample
     candidates: int = 4                  # K trajectories per target, seeds seed..seed+K-1

@@ -44,13 +44,16 @@ class ScriptedTeacher:
 
     def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
                  submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None,
-                 opening_at: int = 0):
+                 opening_at: int = 0, anchor_words: int = 0):
         """`queries` counts every search, the first sentence's included; `opening_at` is where that
-        one comes among them (0: first). `seed_names` (task id -> a stable name of its target, from
+        one comes among them (0: first). `anchor_words` of the brief's own words start the first
+        keyword query (`_anchor`), the mechanism words filling the rest of its `words_per_query`.
+        `seed_names` (task id -> a stable name of its target, from
         the teacher stage) keeps a plan the same across runs; a task without one is seeded from its
         brief."""
         self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
         self.opening_at = opening_at
+        self.anchor_words = min(anchor_words, words_per_query - 1)
         self.max_query_words = max_query_words
         self.seed_names = dict(seed_names or {})
         self.plans: dict[str, list[str]] = {}
@@ -73,12 +76,14 @@ class ScriptedTeacher:
         # candidate k of a target uses seed + k
         name = self.seed_names.get(conv.task.task_id, conv.task.brief)
         rng = random.Random(f"{name}:{self.seed + conv.task.sample}")
-        brief_terms = set(analyze(brief_from_messages(conv.messages)))
+        brief = brief_from_messages(conv.messages)
+        brief_terms = set(analyze(brief))
+        private = self._private(conv)
         # A word that recurs across the antecedents (weighted by tier) and is rare in the corpus
         # names what they share: the mechanism.
         support: dict[str, float] = {}
         spelling: dict[str, str] = {}
-        for tier, title, abstract in self._private(conv):
+        for tier, title, abstract in private:
             weight = {"T3": 3.0, "T2": 2.0}.get(tier, 1.0)
             seen = set()
             for word in re.findall(r"[A-Za-z][A-Za-z\-]{2,}", f"{title} {abstract}"):
@@ -102,7 +107,8 @@ class ScriptedTeacher:
         strongest = max(support.values())
         telling = sorted((term for term in support if support[term] >= strongest / 2),
                          key=lambda term: (-self.idf.get(term, 0.0), term))
-        queries = [" ".join(spelling[term] for term in telling[: self.words_per_query])]
+        anchor = _anchor(brief, private, self.idf, self.anchor_words)
+        queries = [" ".join([*anchor, *(spelling[term] for term in telling[: self.words_per_query - len(anchor)])])]
         for _ in range(keywords - 1):
             words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
             queries.append(" ".join(words))
@@ -129,3 +135,28 @@ class ScriptedTeacher:
         # No rationale: a fixed sentence would carry no information and, ten times per
         # demonstration, outweigh the queries in a student's loss.
         return [{"id": pid} for pid in forwarded[: self.submit]]
+
+
+def _anchor(brief: str, private: list[tuple[str, str, str]], idf: dict[str, float], count: int) -> list[str]:
+    """The first `count` words of the brief, in its order, among those the antecedents share most
+    (tier-weighted support x rarity at least a quarter of the best): the problem's own words. A keyword
+    query that starts with them is anchored in what the student reads: it copies them, and the
+    mechanism words that follow are then predicted from the words just before them, not from a
+    brief read as a whole. A tiny student taught mechanism words alone learned a few frequent
+    queries by heart for some seeds (docs/experiments/demo.md)."""
+    if count <= 0:
+        return []
+    support: dict[str, float] = {}
+    for tier, title, abstract in private:
+        for term in set(analyze(f"{title} {abstract}")):
+            support[term] = support.get(term, 0.0) + {"T3": 3.0, "T2": 2.0}.get(tier, 1.0)
+    order = [(word, analyze(word)) for word in re.findall(r"[A-Za-z][A-Za-z\-]{2,}", brief)]
+    score = {terms[0]: support.get(terms[0], 0.0) * idf.get(terms[0], 0.0) for _, terms in order if len(terms) == 1}
+    best = max(score.values(), default=0.0)
+    if best <= 0:
+        return []
+    picked: dict[str, str] = {}
+    for word, terms in order:
+        if len(terms) == 1 and score[terms[0]] >= best / 4:
+            picked.setdefault(terms[0], word.lower())
+    return list(picked.values())[:count]

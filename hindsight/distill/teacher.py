@@ -47,6 +47,7 @@ def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed
     if cfg.teacher == "scripted":
         from hindsight.distill.scripted_teacher import ScriptedTeacher
         return ScriptedTeacher(idf, seed=cfg.seed, queries=cfg.scripted_searches, opening_at=cfg.scripted_opening_at,
+                               anchor_words=cfg.scripted_anchor_words,
                                max_query_words=recipe.protocol.max_query_words, seed_names=seed_names)
     from dataclasses import replace
 
