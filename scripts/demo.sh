@@ -4,12 +4,13 @@
 #   bash scripts/demo.sh base       # one stage: world base distill train eval compare check
 #   SEED=1 bash scripts/demo.sh     # another seed for the world, the base, the teacher and the
 #                                   # trainer, into outputs/demo-seed1 (scripts/demo_seeds.sh runs several)
-#   THREADS=1 bash scripts/demo.sh  # torch's thread count (default: torch's own), into outputs/demo-t1:
-#                                   # other float reduction orders, a stand-in for another CPU
+#   THREADS=1 bash scripts/demo.sh  # torch's thread count (default: torch's own), into outputs/demo-t1
+#   BASE_INIT=build bash scripts/demo.sh  # build the copying curriculum here, not the shipped one
 #   DEMO_OUT=DIR bash scripts/demo.sh   # another output folder
 # Every stage is the command a GPU user runs with their own recipe; the only demo-specific
 # stage is `base`, which makes a student that can act but knows nothing of the world:
-# a tiny Qwen3 with a tokenizer trained on the world's text, fully fine-tuned on naive
+# a tiny Qwen3 with a tokenizer trained on the world's text, taught to copy (shipped in
+# assets/demo-init for the default world, or built: stage `init`), fully fine-tuned on naive
 # demonstrations (search the brief's first sentence, submit what comes back), that must pass
 # the recipe's capability gate (eval/gate.py) before anything is compared. The last stage,
 # `check`, exits 1 when the comparison does not show the effect (scripts/check_demo.py).
@@ -47,6 +48,13 @@ BASE_ID_REHEARSAL="${BASE_ID_REHEARSAL:-0.25}"  # share of the query phase's exa
 # A phase that misses its loss within its cap (the fall did not come: seed 3's id phase was still at
 # 0.8 after 2,000 steps) restarts the curriculum from a fresh initialisation, this many tries in all.
 BASE_ATTEMPTS="${BASE_ATTEMPTS:-3}"
+# The curriculum's result for the default world ships in assets/demo-init, built once by
+# scripts/build_demo_init.sh and sealed with what it was built from (its provenance.json): the
+# falls above come at a step the seed and the CPU decide, so a base built on each machine was a
+# different base on each. It is used when it fits this code and these settings exactly;
+# BASE_INIT=build builds the curriculum here instead (as every other seed does, 15-30 minutes on
+# 2 cores), BASE_INIT=DIR takes another sealed folder.
+BASE_INIT="${BASE_INIT:-}"
 NAIVE_SAMPLES="${NAIVE_SAMPLES:-1}"   # naive episodes per train target (distill/naive.py)
 BASE_EPOCHS="${BASE_EPOCHS:-2}"       # passes over the naive demonstrations
 BASE_LR="${BASE_LR:-2e-3}"            # its own, so that tuning the SFT stage leaves the base alone
@@ -67,18 +75,39 @@ gate() {
   "$PYTHON" eval/gate.py "$RECIPE" "${SETS[@]}" --name "$1"
 }
 
+# tiny INTO [ARG ...]: hindsight.models.tiny with the curriculum's settings above.
+tiny() {
+  local into="$1"; shift
+  "$PYTHON" -m hindsight.models.tiny --out "$into" --data "$(get data.source)" \
+    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --seed "$SEED" --id-tokens --no-system-turn \
+    --copy-steps "$BASE_COPY_STEPS" --copy-until "$BASE_COPY_UNTIL" \
+    --id-copy-steps "$BASE_ID_COPY_STEPS" --id-copy-until "$BASE_ID_COPY_UNTIL" \
+    --query-copy-steps "$BASE_QUERY_COPY_STEPS" --query-copy-until "$BASE_QUERY_COPY_UNTIL" \
+    --id-rehearsal "$BASE_ID_REHEARSAL" --attempts "$BASE_ATTEMPTS" "$@"
+}
+
+# The copying curriculum's result in <base>/init: the shipped one where it fits, else built here.
+stage_init() {
+  local dir asset="${BASE_INIT:-}"
+  dir="$(dirname "$(get train.base_model)")"
+  [[ -z "$asset" && "$SEED" == 0 ]] && asset=assets/demo-init
+  if [[ -n "$asset" && "$asset" != build ]]; then
+    say "init: the shipped copying curriculum ($asset), checked against this code and settings"
+    if tiny "$dir/init" --from-init "$asset"; then return 0; fi
+    [[ -z "${BASE_INIT:-}" ]] || exit 3   # named by the user: never built behind their back
+    echo "init: $asset does not fit (above): building the curriculum here (scripts/build_demo_init.sh refreshes it)" >&2
+  fi
+  say "init: tiny Qwen3 → copying curriculum, built here → $dir/init"
+  tiny "$dir/init" --seal
+}
+
 stage_base() {
   local model dir round retrain t0=$SECONDS
   model="$(get train.base_model)"; dir="$(dirname "$model")"
   # train/sft.py writes a fully fine-tuned model to <output_dir>/model
   [[ "$(basename "$model")" == model ]] || { echo "train.base_model must end in /model, got $model" >&2; exit 2; }
-  say "base: tiny Qwen3 → copying curriculum → naive demonstrations → full fine-tuning → gate → $model"
-  "$PYTHON" -m hindsight.models.tiny --out "$dir/init" --data "$(get data.source)" \
-    --hidden-size "$BASE_HIDDEN" --layers "$BASE_LAYERS" --seed "$SEED" --id-tokens --no-system-turn \
-    --copy-steps "$BASE_COPY_STEPS" --copy-until "$BASE_COPY_UNTIL" \
-    --id-copy-steps "$BASE_ID_COPY_STEPS" --id-copy-until "$BASE_ID_COPY_UNTIL" \
-    --query-copy-steps "$BASE_QUERY_COPY_STEPS" --query-copy-until "$BASE_QUERY_COPY_UNTIL" \
-    --id-rehearsal "$BASE_ID_REHEARSAL" --attempts "$BASE_ATTEMPTS"
+  stage_init
+  say "base: naive demonstrations → full fine-tuning of the init → gate → $model"
   "$PYTHON" distill/naive.py "$RECIPE" "${SETS[@]}" --samples "$NAIVE_SAMPLES"
   naive_epochs "$dir/init" "$dir" "$BASE_EPOCHS"
   retrain="$(get gate.retrain_epochs)"

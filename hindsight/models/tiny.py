@@ -102,21 +102,9 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from hindsight.prompts import FULL_TOOL_SYSTEM, SEARCH_ONLY_SYSTEM, USER_TEMPLATE
-    from hindsight.protocol import ProtocolConfig, tool_schemas
-
     out_dir = Path(out_dir)
     texts = list(texts)
-    # The deployment prompt and the tool schemas are in every conversation: like a real
-    # tokenizer, this one should encode them compactly rather than byte by byte.
-    protocol_text = [SEARCH_ONLY_SYSTEM, FULL_TOOL_SYSTEM, USER_TEMPLATE,
-                     *(json.dumps(tool) for tool in tool_schemas(ProtocolConfig(read_paper=True))),
-                     json.dumps({"name": "search_papers", "arguments": {"query": "graph attention", "limit": 10}}),
-                     json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001", "rationale": "r"}]}}),
-                     json.dumps({"results": [{"id": "2401.00001", "title": "t", "date": "2024-01-01", "abstract": "a"}],
-                                 "calls_left": 1}),
-                     "<|im_start|>system\n<|im_start|>user\n<|im_start|>assistant\n"]
-    tokenizer = train_tokenizer([*texts, *protocol_text * 20], vocab_size,
+    tokenizer = train_tokenizer([*texts, *protocol_texts() * 20], vocab_size,
                                 chat_template=CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM)
     tokenizer.add_tokens(sorted(id_pieces(id_tokens)))
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
@@ -167,6 +155,31 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
 
 # A restarted curriculum's seed is this far from the last one's: clear of the seeds a user runs.
 RESTART_SEED_STRIDE = 1000
+
+
+def protocol_texts() -> list[str]:
+    """The deployment prompt, the tool schemas and a call, result and answer of each kind: in
+    every conversation, so the tokenizer should encode them compactly, as a real one would."""
+    from hindsight.prompts import FULL_TOOL_SYSTEM, SEARCH_ONLY_SYSTEM, USER_TEMPLATE
+    from hindsight.protocol import ProtocolConfig, tool_schemas
+
+    return [SEARCH_ONLY_SYSTEM, FULL_TOOL_SYSTEM, USER_TEMPLATE,
+            *(json.dumps(tool) for tool in tool_schemas(ProtocolConfig(read_paper=True))),
+            json.dumps({"name": "search_papers", "arguments": {"query": "graph attention", "limit": 10}}),
+            json.dumps({"name": "submit_answer", "arguments": {"papers": [{"id": "2401.00001", "rationale": "r"}]}}),
+            json.dumps({"results": [{"id": "2401.00001", "title": "t", "date": "2024-01-01", "abstract": "a"}],
+                        "calls_left": 1}),
+            "<|im_start|>system\n<|im_start|>user\n<|im_start|>assistant\n"]
+
+
+def build_inputs(texts: Sequence[str], id_tokens: Iterable[str], system_turn: bool, settings: dict) -> dict:
+    """Everything a build of `build_tiny_qwen` depends on, as digests and settings: the key a
+    shipped build is checked against (hindsight.models.shipped)."""
+    from hindsight.models.shipped import digest
+
+    return {"texts_sha256": digest(list(texts)), "protocol_sha256": digest(protocol_texts()),
+            "chat_template_sha256": digest(CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM),
+            "id_pieces_sha256": digest(sorted(id_pieces(id_tokens))), **settings}
 
 
 def _phase_record(losses: list[float], cap: int, until_loss: float | None, window: int = 20) -> dict:
@@ -336,8 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     """python -m hindsight.models.tiny --out outputs/tiny-qwen [--data world]: a tiny base model
     with a tokenizer trained on the benchmark's paper text (offline, seconds)."""
     import argparse
+    import shutil
+    import sys
+    import time
 
     from hindsight.data import load_benchmark
+    from hindsight.models.shipped import StaleModel, check, digest, seal
 
     parser = argparse.ArgumentParser(prog="python -m hindsight.models.tiny", description=main.__doc__)
     parser.add_argument("--out", required=True, type=Path)
@@ -361,16 +378,40 @@ def main(argv: list[str] | None = None) -> int:
                              "this many tries in all")
     parser.add_argument("--no-system-turn", action="store_true",
                         help="a chat template without the system turn (see build_tiny_qwen)")
+    parser.add_argument("--seal", action="store_true",
+                        help="write provenance.json: the build's inputs, its files' sha256, where it was built")
+    parser.add_argument("--from-init", type=Path, metavar="DIR",
+                        help="build nothing: copy DIR to --out if it was sealed by a build with these very "
+                             "inputs and settings (exit 3 naming what differs otherwise)")
     args = parser.parse_args(argv)
     corpus, _, _ = load_benchmark(args.data)
     texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
+    id_tokens = [p.id for p in corpus.papers] if args.id_tokens else []
+    settings = {key: value for key, value in vars(args).items() if key not in ("out", "data", "seal", "from_init")}
+    inputs = build_inputs(texts, id_tokens, not args.no_system_turn, {
+        **settings, "id_copy_papers_sha256": digest([[p.id, p.title] for p in corpus.papers])})
+    if args.from_init:
+        try:
+            record = check(args.from_init, inputs)
+        except StaleModel as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 3
+        shutil.rmtree(args.out, ignore_errors=True)
+        shutil.copytree(args.from_init, args.out)
+        print(f"tiny Qwen3 at {args.out}: copied from {args.from_init}, built {record['built']['date']} on "
+              f"{record['built']['cpu']} in {record['built']['seconds']} s (its provenance.json)")
+        return 0
+    start = time.monotonic()
     path = build_tiny_qwen(args.out, texts, hidden_size=args.hidden_size, layers=args.layers, seed=args.seed,
-                           id_tokens=[p.id for p in corpus.papers] if args.id_tokens else (),
+                           id_tokens=id_tokens,
                            copy_steps=args.copy_steps, id_copy_steps=args.id_copy_steps, id_copy_papers=corpus.papers,
                            system_turn=not args.no_system_turn, copy_until=args.copy_until,
                            id_copy_until=args.id_copy_until, query_copy_steps=args.query_copy_steps,
                            query_copy_until=args.query_copy_until, id_rehearsal=args.id_rehearsal,
                            attempts=args.attempts)
+    if args.seal:
+        seal(path, inputs, ["python", "-m", "hindsight.models.tiny", *(argv if argv is not None else sys.argv[1:])],
+             time.monotonic() - start)
     print(f"tiny Qwen3 ({args.layers} layers, hidden {args.hidden_size}) at {path}")
     return 0
 
