@@ -187,6 +187,21 @@ def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_wa
     assert args.gradient_checkpointing is enabled
 
 
+class Crash(Exception):
+    pass
+
+
+def _crash_at_step_three():
+    from transformers import TrainerCallback
+
+    class CrashAtStep(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            if state.global_step == 3:
+                raise Crash
+
+    return CrashAtStep()
+
+
 def _adapter_weights(folder: Path) -> dict:
     from safetensors.torch import load_file
 
@@ -202,14 +217,6 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     from hindsight.train.sft import main as sft_main
     from hindsight.train.sft import train
 
-    class Crash(Exception):
-        pass
-
-    class CrashAtStep(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kwargs):
-            if state.global_step == 3:
-                raise Crash
-
     class CountSteps(TrainerCallback):
         steps = 0
 
@@ -222,7 +229,7 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     assert sft_main([str(recipe), *(f for s in sets for f in ("--set", s)), "--set", f"train.output_dir={unbroken}"]) == 0
     loaded = load_recipe(recipe, [*sets, f"train.output_dir={broken}"])
     with pytest.raises(Crash):
-        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(CrashAtStep(),))
+        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(_crash_at_step_three(),))
     assert [path.name for path in checkpoints(broken)] == ["checkpoint-2"]
     counted = CountSteps()
     manifest = train(loaded, TrainConfig.from_recipe(loaded), callbacks=(counted,))
@@ -235,24 +242,14 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
 
 
 def test_checkpoints_of_a_training_with_other_settings_are_not_resumed(sft_set, capsys):
-    from transformers import TrainerCallback
-
     from hindsight.train.sft import main as sft_main
     from hindsight.train.sft import train
-
-    class Crash(Exception):
-        pass
-
-    class CrashAtStep(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kwargs):
-            if state.global_step == 3:
-                raise Crash
 
     root, _, recipe = sft_set
     out = root / "changed"
     loaded = load_recipe(recipe, ["train.save_every=2", f"train.output_dir={out}"])
     with pytest.raises(Crash):
-        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(CrashAtStep(),))
+        train(loaded, TrainConfig.from_recipe(loaded), callbacks=(_crash_at_step_three(),))
     assert sft_main([str(recipe), "--set", "train.save_every=2", "--set", f"train.output_dir={out}",
                      "--set", "train.learning_rate=0.5"]) != 0
     error = capsys.readouterr().err
