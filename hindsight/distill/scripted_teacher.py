@@ -142,8 +142,8 @@ def _anchor(brief: str, private: list[tuple[str, str, str]], idf: dict[str, floa
     (tier-weighted support x rarity at least a quarter of the best): the problem's own words. A keyword
     query that starts with them is anchored in what the student reads: it copies them, and the
     mechanism words that follow are then predicted from the words just before them, not from a
-    brief read as a whole. A tiny student taught mechanism words alone learned a few frequent
-    queries by heart for some seeds (docs/experiments/demo.md)."""
+    brief read as a whole. So the idea went; the demo's tiny student never learned to copy the
+    anchor, and the demo leaves it off (docs/guide/distill.md)."""
     if count <= 0:
         return []
     support: dict[str, float] = {}
