@@ -104,8 +104,7 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
 
     out_dir = Path(out_dir)
     texts = list(texts)
-    tokenizer = train_tokenizer([*texts, *protocol_texts() * 20], vocab_size,
-                                chat_template=CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM)
+    tokenizer = train_tokenizer([*texts, *protocol_texts() * 20], vocab_size, chat_template=chat_template(system_turn))
     tokenizer.add_tokens(sorted(id_pieces(id_tokens)))
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
@@ -113,7 +112,8 @@ def build_tiny_qwen(out_dir: str | Path, texts: Iterable[str], *, hidden_size: i
                          tie_word_embeddings=True, bos_token_id=None,
                          eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                          pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"))
-    papers, vocabulary = list(id_copy_papers), vocabulary_of(texts)
+    papers = list(id_copy_papers)
+    vocabulary = vocabulary_of(texts) if query_copy_steps else []
 
     def curriculum(model, seed: int) -> dict:
         phases = {}
@@ -172,14 +172,20 @@ def protocol_texts() -> list[str]:
             "<|im_start|>system\n<|im_start|>user\n<|im_start|>assistant\n"]
 
 
-def build_inputs(texts: Sequence[str], id_tokens: Iterable[str], system_turn: bool, settings: dict) -> dict:
+def chat_template(system_turn: bool) -> str:
+    return CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM
+
+
+def build_inputs(texts: Sequence[str], id_tokens: Iterable[str], id_copy_papers: Sequence, system_turn: bool,
+                 settings: dict) -> dict:
     """Everything a build of `build_tiny_qwen` depends on, as digests and settings: the key a
     shipped build is checked against (hindsight.models.shipped)."""
     from hindsight.models.shipped import digest
 
     return {"texts_sha256": digest(list(texts)), "protocol_sha256": digest(protocol_texts()),
-            "chat_template_sha256": digest(CHAT_TEMPLATE if system_turn else CHAT_TEMPLATE_WITHOUT_SYSTEM),
-            "id_pieces_sha256": digest(sorted(id_pieces(id_tokens))), **settings}
+            "chat_template_sha256": digest(chat_template(system_turn)),
+            "id_pieces_sha256": digest(sorted(id_pieces(id_tokens))),
+            "id_copy_papers_sha256": digest([[p.id, p.title] for p in id_copy_papers]), **settings}
 
 
 def _phase_record(losses: list[float], cap: int, until_loss: float | None, window: int = 20) -> dict:
@@ -354,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     import time
 
     from hindsight.data import load_benchmark
-    from hindsight.models.shipped import StaleModel, check, digest, seal
+    from hindsight.models.shipped import StaleModel, check, seal
 
     parser = argparse.ArgumentParser(prog="python -m hindsight.models.tiny", description=main.__doc__)
     parser.add_argument("--out", required=True, type=Path)
@@ -388,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = [f"{p.title}\n{p.abstract}" for p in corpus.papers[:5000]]
     id_tokens = [p.id for p in corpus.papers] if args.id_tokens else []
     settings = {key: value for key, value in vars(args).items() if key not in ("out", "data", "seal", "from_init")}
-    inputs = build_inputs(texts, id_tokens, not args.no_system_turn, {
-        **settings, "id_copy_papers_sha256": digest([[p.id, p.title] for p in corpus.papers])})
+    inputs = (build_inputs(texts, id_tokens, corpus.papers, not args.no_system_turn, settings)
+              if args.seal or args.from_init else None)
     if args.from_init:
         try:
             record = check(args.from_init, inputs)

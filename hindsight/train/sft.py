@@ -101,10 +101,10 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
                          peft_config=peft_config, callbacks=list(callbacks))
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
     check_sharding(distributed_type)
+    data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
     checkpoint = None
     if cfg.save_every:
-        key = resume_key(asdict(cfg), sha256_file(source), {"path": cfg.base_model, **model_provenance(cfg.base_model)},
-                         trainer.args.world_size)
+        key = resume_key(asdict(cfg), data_sha256, {"path": cfg.base_model, **provenance}, trainer.args.world_size)
         checkpoint = checkpoint_to_resume(cfg.output_dir, key)
         if checkpoint:
             print(f"resuming from {checkpoint} (train.save_every)", flush=True)
@@ -115,12 +115,12 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     manifest = {
-        "base_model": cfg.base_model, "revision": cfg.revision, **model_provenance(cfg.base_model),
+        "base_model": cfg.base_model, "revision": cfg.revision, **provenance,
         "output": str(adapter_dir),
         "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
         "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": cfg.enable_thinking,
         "history": HISTORY_RENDERING,
-        "data": {"path": str(source), "sha256": sha256_file(source), **summary},
+        "data": {"path": str(source), "sha256": data_sha256, **summary},
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
         "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
         "train_loss": result.training_loss, "steps": trainer.state.global_step,
