@@ -93,7 +93,10 @@ stage_init() {
   [[ -z "$asset" && "$SEED" == 0 ]] && asset=assets/demo-init
   if [[ -n "$asset" && "$asset" != build ]]; then
     say "init: the shipped copying curriculum ($asset), checked against this code and settings"
-    if tiny "$dir/init" --from-init "$asset"; then return 0; fi
+    local status=0
+    tiny "$dir/init" --from-init "$asset" || status=$?
+    ((status == 0)) && return 0
+    ((status == 3)) || exit "$status"     # a crash is not a stale init: never hidden behind a build
     [[ -z "${BASE_INIT:-}" ]] || exit 3   # named by the user: never built behind their back
     echo "init: $asset does not fit (above): building the curriculum here (scripts/build_demo_init.sh refreshes it)" >&2
   fi

@@ -56,3 +56,23 @@ def test_the_shipped_demo_init_fits_this_code_and_the_demos_settings(tmp_path):
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (out / "base/init/model.safetensors").read_bytes() == (ROOT / "assets/demo-init/model.safetensors").read_bytes()
+
+
+def test_a_crash_while_taking_the_shipped_init_stops_the_demo_instead_of_building(tmp_path):
+    """Only a stale init (exit 3) falls back to building the curriculum here; any other failure of
+    the copy is the user's to see. The injected python fails the copy with 1 and a build with 99."""
+    fake = tmp_path / "python"
+    fake.write_text(f"""#!/usr/bin/env bash
+for arg in "$@"; do
+  [[ "$arg" == --from-init ]] && {{ echo "injected crash" >&2; exit 1; }}
+  [[ "$arg" == --seal ]] && exit 99
+done
+exec {sys.executable} "$@"
+""")
+    fake.chmod(0o755)
+    env = {**os.environ, "DEMO_OUT": str(tmp_path / "demo"), "PYTHON": str(fake)}
+    env.pop("BASE_INIT", None)
+    result = subprocess.run(["bash", "scripts/demo.sh", "world", "init"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "injected crash" in result.stderr and "built here" not in result.stdout
