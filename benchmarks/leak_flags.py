@@ -1,6 +1,7 @@
-"""How many scripted-teacher candidates the leak checks flag, by flag, with the retrieval check
-(the validator's second line) on and off: the false-positive count a change to hindsight/leaks.py
-or hindsight/distill/retrieval.py must report before and after.
+"""How many scripted-teacher candidates the leak checks flag, by flag: the rules alone, with the
+retrieval check (the validator's second line), and with the unreadable-text check too (the third,
+hindsight/lexicon.py): the false-positive count a change to hindsight/leaks.py,
+hindsight/distill/retrieval.py or hindsight/lexicon.py must report before and after.
 
     python -m benchmarks.leak_flags --data world --candidates 4               # 1,920 world candidates
     python -m benchmarks.leak_flags --data ../shared/data/deepscholar-bench --candidates 4
@@ -49,20 +50,23 @@ def main(argv: list[str] | None = None) -> dict:
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(work / "out" / "candidates" / "episodes.jsonl").values())
     cfg = DistillConfig.from_recipe(recipe)
-    private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}],
-                            corpus, cfg)
+    chosen = [by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}]
     backend = recipe.search.build(corpus)
     report = {"data": args.data, "candidates": len(candidates)}
-    for label, setting in (("rules", replace(cfg, retrieval_words=None)), ("rules and retrieval", cfg)):
+    rules = replace(cfg, retrieval_words=None, unreadable_words=None)
+    arms = {"rules": rules, "rules and retrieval": replace(cfg, unreadable_words=None),
+            "rules, retrieval and lexicon": cfg}
+    for label, setting in arms.items():
+        private = private_texts(chosen, corpus, setting)
         replays = validate_all(candidates, by_id, Validator(backend, recipe.protocol, corpus, setting, private))
         report[label] = {**flag_summary(replays),
                          "reasons": sorted({reason for r in replays for reason in r.reasons
                                             if not reason.startswith(("unsurfaced", "malformed"))})[:20]}
     report["markdown"] = (
-        "| checks | candidates | valid | private_copy | identifying_query |\n|---|---:|---:|---:|---:|\n" + "".join(
-            f"| {label} | {report[label]['candidates']} | {report[label]['valid']} | "
-            f"{report[label]['flags']['private_copy']} | {report[label]['flags']['identifying_query']} |\n"
-            for label in ("rules", "rules and retrieval")))
+        "| checks | candidates | valid | private_copy | identifying_query | unreadable |\n|---|---:|---:|---:|---:|---:|\n"
+        + "".join(f"| {label} | {report[label]['candidates']} | {report[label]['valid']} | "
+                  f"{report[label]['flags']['private_copy']} | {report[label]['flags']['identifying_query']} | "
+                  f"{report[label]['flags']['unreadable']} |\n" for label in arms))
     return finish(report, args.json)
 
 

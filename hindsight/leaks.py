@@ -29,10 +29,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from hindsight.ids import normalize_arxiv_id
 from hindsight.search.text import _STOPWORDS, _stem
+
+if TYPE_CHECKING:
+    from hindsight.lexicon import Lexicon
 
 # Letters of other scripts that render like Latin ones (the common confusables).
 _CONFUSABLES = str.maketrans({
@@ -233,8 +237,9 @@ def _words_of(folded: str, vocabulary: frozenset[str], one: str) -> list[str]:
 # Assistant text is also read as if it were disguised, by class of disguise: letters spread apart
 # by separators, words run together around letters that are no word, every letter repeated, signs
 # for letters, each word reversed or rotated (pig latin and its kin), letters shifted along the
-# alphabet (rot13, any Caesar shift), words without their vowels or cut short. Each reading is
-# only ever compared with the private text's words, so a reading of honest text finds nothing.
+# alphabet (rot13, any Caesar shift), words without their vowels or cut short, a word per letter.
+# Each reading is only ever compared with the private text's words, so a reading of honest text
+# finds nothing.
 _SPREAD = re.compile(r"(?<![a-z0-9])[a-z0-9](?:[^a-z0-9]{1,3}[a-z0-9](?![a-z0-9])){2,}")
 _SIGN_LETTERS = {"@": "a", "$": "s", "|": "l", "!": "i", "€": "e", "£": "l", "+": "t", "¢": "c", "§": "s"}
 _SIGNS = str.maketrans(_SIGN_LETTERS)
@@ -325,6 +330,10 @@ def _disguise_readings(folded: str, vocabulary: frozenset[str]) -> list[str]:
     run_together = [_lenient_segment(w, vocabulary) for w in found if len(w) >= 12 and w not in vocabulary]
     if any(run_together):
         readings.append(" ".join(run_together))
+    if len(found) >= 6:   # a word per letter (a spelling alphabet, any words): the letters are their initials
+        initials = _lenient_segment("".join(w[0] for w in found), vocabulary)
+        if initials:
+            readings.append(initials)
     rotated = [_rotated(w, vocabulary) for w in found]
     if any(rotated):
         readings.append(" ".join(r or w for r, w in zip(rotated, found)))
@@ -477,11 +486,12 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
     """Which of the `private` ids (canonical) `text` holds: in any spelling ids_in reads, or as
     their digits run together ("210609001")."""
     private = set(private)
-    if not private or not (_has_digits(text) or _NUMBER_WORD.search(text.lower())):
+    if not private or not (_has_digits(text) or _NUMBER_WORD.search(text.lower()) or _SPOKEN.search(text.lower())):
         return set()
     folded = _id_text(text)
     if _NUMBER_WORD.search(folded):   # digits written as words: "two one zero six point ..."
         folded += " " + _id_text(_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group()], folded))
+    spoken = _spoken_ids(folded, private) if _SPOKEN.search(folded) else set()
     hits = _ids_of(folded) & private
     # letters for digits however many, since only the private ids themselves are looked for ("2OI2.OOO88")
     hits |= {pid for head, _, tail in _ID_WITH_LETTERS.findall(folded)
@@ -489,12 +499,57 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
              in private}
     squashed = _squash(folded)
     # its digits run together, in order or reversed
-    return hits | {pid for pid in private if _squash(pid) in squashed or _squash(pid)[::-1] in squashed}
+    return hits | spoken | {pid for pid in private if _squash(pid) in squashed or _squash(pid)[::-1] in squashed}
 
 
 _NUMBER_WORDS = {word: str(digit) for digit, word in enumerate(
     "zero one two three four five six seven eight nine".split())} | {"oh": "0", "nought": "0", "point": ".", "dot": "."}
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
+# numbers as they are said: tens with or without a unit, teens, a digit doubled or tripled
+_TENS = {word: str(tens) for tens, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_TEENS = {word: str(n) for n, word in enumerate(
+    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(), 10)}
+_SPOKEN = re.compile(rf"\b(?:{'|'.join([*_TENS, *_TEENS, 'double', 'triple'])})\b")
+_SAID = re.compile(r"[a-z]+|\d+|[^\sa-z\d-]+")
+
+
+def _spoken_ids(folded: str, private: set[str]) -> set[str]:
+    """The private ids that numbers said as words spell: "twenty-one oh six point oh nine double
+    oh one". "forty five" is 45 or 40 then 5: every reading is tried against the ids sought."""
+    said = _SAID.findall(folded)
+    options: list[tuple[str, ...] | None] = []    # per word: the digits it may stand for (None: no number)
+    for i, word in enumerate(said):
+        following = said[i + 1] if i + 1 < len(said) else ""
+        if word in _TENS:
+            unit = following in _NUMBER_WORDS and _NUMBER_WORDS[following] not in "0."
+            options.append((_TENS[word] + "0", _TENS[word]) if unit else (_TENS[word] + "0",))
+        elif word in _TEENS:
+            options.append((_TEENS[word],))
+        elif word in ("double", "triple") and (following in _NUMBER_WORDS or following.isdigit()):
+            digit = following if following.isdigit() else _NUMBER_WORDS[following]
+            options.append((digit * (1 if word == "double" else 2),))   # the digit word itself gives one more
+        elif word in _NUMBER_WORDS:
+            options.append((_NUMBER_WORDS[word].strip("."),))
+        elif word.isdigit():
+            options.append((word,))
+        elif word in (".", "·"):
+            options.append(("",))
+        else:
+            options.append(None)
+
+    def spells(i: int, rest: str) -> bool:
+        if not rest:
+            return True
+        if i == len(options) or options[i] is None:
+            return False
+        for digits in options[i]:
+            if rest.startswith(digits) and spells(i + 1, rest[len(digits):]):
+                return True
+            if digits and digits.startswith(rest):   # the id ends inside this number
+                return True
+        return False
+
+    return {pid for pid in private if any(spells(i, _squash(pid)) for i in range(len(options)) if options[i])}
 
 
 @lru_cache(maxsize=100_000)
@@ -516,19 +571,20 @@ class PrivateText:
     titles: tuple[tuple[str, str], ...]      # (whose, title): "the target", "antecedent <id>"
     ids: frozenset
     vocabulary: frozenset                    # its words: what words run together are cut into
+    lexicon: Lexicon | None = None           # text written outside it is unreadable (None: not judged)
 
     @classmethod
-    def build(cls, block: str, target_title: str, target_id: str, labels, n: int) -> PrivateText:
+    def build(cls, block: str, target_title: str, target_id: str, labels, n: int, lexicon=None) -> PrivateText:
         titles = ((TARGET, target_title),) + tuple((f"antecedent {lab.id}", lab.title) for lab in labels)
         # small function words too, so that "tuningof" comes apart like "tuning of"
         vocabulary = frozenset(w for text in [block, *(t for _, t in titles)] for w in words(text) if len(w) >= 3) | _GLUE
         return cls(text=block, ngrams=frozenset(ngrams(block, n)), titles=titles,
-                   ids=frozenset({target_id, *(lab.id for lab in labels)}), vocabulary=vocabulary)
+                   ids=frozenset({target_id, *(lab.id for lab in labels)}), vocabulary=vocabulary, lexicon=lexicon)
 
 
 @dataclass(frozen=True)
 class Finding:
-    flag: str       # private_copy, identifying_query, unsurfaced or malformed
+    flag: str       # private_copy, identifying_query, unreadable, unsurfaced or malformed
     turn: int       # the message's index in the conversation
     text: str       # the offending text
     reason: str
@@ -641,6 +697,9 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
             leaked = private_id_in(text, private.ids - surfaced)
             if leaked:
                 findings.append(Finding("identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"))
+            unreadable = private.lexicon.unreadable(text, public_now) if private.lexicon is not None else ""
+            if unreadable:
+                findings.append(Finding("unreadable", turn, text, unreadable))
             if not _LETTER.search(text) and (text.isascii() or not _LETTER.search(fold(text))):
                 continue   # no letter, even folded (circled letters are symbols until folded)
             held = terms(text, vocabulary, disguises=True)

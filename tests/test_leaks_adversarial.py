@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hindsight.data import load_benchmark
 from hindsight.distill.audit import audit_row
 from hindsight.leaks import PrivateText, check_messages, content_words, spelled, terms
+from hindsight.lexicon import Lexicon
 from hindsight.prompts import initial_messages
 from tests.helpers import SHARED_DATA
 
@@ -36,9 +37,13 @@ BRITISH = [(r"ization\b", "isation"), (r"ize\b", "ise"), (r"yze\b", "yse"), (r"o
            (r"eling\b", "elling")]
 
 
+LEXICONS: dict[str, Lexicon] = {}   # instance id -> its corpus's lexicon (the validator's third line)
+
+
 @lru_cache(maxsize=None)
 def world_instances():
-    _, instances, _ = load_benchmark("world")
+    corpus, instances, _ = load_benchmark("world")
+    LEXICONS.update(dict.fromkeys((inst.id for inst in instances), Lexicon.of_corpus(corpus)))
     return [inst for inst in instances if inst.split == "train"][:40]
 
 
@@ -47,8 +52,14 @@ def deepscholar_instances():
     source = SHARED_DATA / "deepscholar-bench"
     if not source.exists():
         return []
-    _, instances, _ = load_benchmark(str(source))
+    corpus, instances, _ = load_benchmark(str(source))
+    LEXICONS.update(dict.fromkeys((inst.id for inst in instances), Lexicon.of_corpus(corpus)))
     return list(instances)
+
+
+def lexicon_for(instance) -> Lexicon:
+    instances()
+    return LEXICONS[instance.id]
 
 
 def instances():
@@ -57,7 +68,7 @@ def instances():
 
 def private_for(instance) -> PrivateText:
     block = "\n".join(f"{lab.title}\n{lab.abstract}" for lab in instance.labels)
-    return PrivateText.build(block, instance.target.title, instance.target.id, instance.labels, N)
+    return PrivateText.build(block, instance.target.title, instance.target.id, instance.labels, N, lexicon_for(instance))
 
 
 # -- disguises ---------------------------------------------------------------------------------

@@ -215,8 +215,34 @@ NUMBER_WORDS = "zero one two three four five six seven eight nine".split()
 CIRCLED_DIGITS = "⓪①②③④⑤⑥⑦⑧⑨"
 
 
+TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+
+
+@st.composite
+def spoken(draw, digits: str) -> str:
+    """Digits said as people say numbers: in ones and pairs, 0 as "oh", pairs as "twenty-one",
+    "twelve", "oh six" or "double oh"."""
+    said, i = [], 0
+    while i < len(digits):
+        pair = digits[i:i + 2] if i + 1 < len(digits) and draw(st.booleans()) else digits[i]
+        i += len(pair)
+        if len(pair) == 1:
+            said.append("oh" if pair == "0" and draw(st.booleans()) else NUMBER_WORDS[int(pair)])
+        elif pair[0] == pair[1] and draw(st.booleans()):
+            said.append("double " + ("oh" if pair == "00" else NUMBER_WORDS[int(pair[0])]))
+        elif pair[0] == "0":
+            said.append("oh " + NUMBER_WORDS[int(pair[1])])
+        elif pair[0] == "1":
+            said.append(TEENS[int(pair[1])])
+        else:
+            unit = "" if pair[1] == "0" else draw(st.sampled_from(["-", " "])) + NUMBER_WORDS[int(pair[1])]
+            said.append(TENS[int(pair[0])] + unit)
+    return " ".join(said)
+
+
 @SETTINGS
-@given(st.data(), st.sampled_from(["words", "reversed", "circled", "base64", "spaced"]))
+@given(st.data(), st.sampled_from(["words", "spoken", "reversed", "circled", "base64", "spaced"]))
 def test_a_private_id_written_as_words_reversed_or_encoded_is_flagged_by_both(data, how):
     instance = data.draw(st.sampled_from(instances()))
     pid = data.draw(st.sampled_from([lab.id for lab in instance.labels if "." in lab.id] or [None]))
@@ -224,6 +250,8 @@ def test_a_private_id_written_as_words_reversed_or_encoded_is_flagged_by_both(da
     if how == "words":
         point = data.draw(st.sampled_from(["point", "dot"]))
         text = " ".join(NUMBER_WORDS[int(ch)] if ch.isdigit() else point for ch in pid)
+    elif how == "spoken":
+        text = f" {data.draw(st.sampled_from(['point', 'dot']))} ".join(data.draw(spoken(part)) for part in pid.split("."))
     elif how == "reversed":
         text = pid[::-1]
     elif how == "circled":

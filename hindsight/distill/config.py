@@ -26,6 +26,7 @@ class DistillConfig:
     ngram: int = 5                       # shared normalised n-gram length that flags private copying
     title_share: float = 0.6             # share of a private title's words that the queries may not spell out
     retrieval_words: int | None = 4      # second line: flag assistant text of this many content words whose best match in the index is an unsurfaced private paper (null: off)
+    unreadable_words: int | None = 3     # third line: flag assistant text with this many words neither English, the corpus's nor the episode's, or made mostly of signs (null: off)
     keep_quantile: float = 0.5           # the threshold keeps this share of dev candidates (flag-free)
     max_rejected_share: float = 0.05     # selection fails if the leak audit drops more of the rows than this
     leak_retries: int = 2                # a teacher reply that would leak is refused and asked again this often (0: off)

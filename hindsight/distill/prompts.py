@@ -50,8 +50,10 @@ def private_texts(instances, corpus, cfg, idf: dict[str, float] | None = None) -
     under the recipe's `distill` settings, for the teacher's guard, the validator and the audit alike."""
     from hindsight.distill.teacher import corpus_idf
     from hindsight.leaks import PrivateText
+    from hindsight.lexicon import Lexicon
 
     idf = idf if idf is not None else corpus_idf(corpus)
+    lexicon = Lexicon.of_corpus(corpus, cfg.unreadable_words) if cfg.unreadable_words is not None else None
     return {inst.id: PrivateText.build(private_block(inst, idf, cfg.private_max, cfg.abstract_chars),
-                                       inst.target.title, inst.target.id, inst.labels, cfg.ngram)
+                                       inst.target.title, inst.target.id, inst.labels, cfg.ngram, lexicon)
             for inst in instances}

@@ -15,6 +15,9 @@ Flags (a candidate may carry several):
   identifying_query  a query holds an arXiv id; the queries so far spell out most of the target's
                      or an antecedent's title; a label's or the target's id anywhere in assistant
                      text before a search returned it
+  unreadable         assistant text with several words that are neither English, the corpus's nor
+                     the episode's, or made mostly of signs: a cipher the rules cannot read
+                     (hindsight/lexicon.py; distill.unreadable_words)
   post_cutoff        a replayed result dated on or after the cutoff
   unsurfaced         a submitted or read id that no earlier search in the replay returned
   divergent          the replay's results (ids and every field shown) or protocol differ from the
@@ -47,7 +50,7 @@ from hindsight.protocol import ProtocolConfig
 from hindsight.runner import Live, apply_turn
 from hindsight.schema import CandidateId, Episode, Instance
 
-FLAGS = ("malformed", "private_copy", "identifying_query", "post_cutoff", "unsurfaced", "divergent")
+FLAGS = ("malformed", "private_copy", "identifying_query", "unreadable", "post_cutoff", "unsurfaced", "divergent")
 
 
 class CachedBackend:
