@@ -12,6 +12,16 @@ def checkpointing_flag(config_class, enabled: bool) -> dict:
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": enabled}
 
 
+def quiet_upstream_deprecations() -> None:
+    """PEFT 0.21 (wrapping the model) and TRL 1.16 (its GRPO and model utilities) still read
+    `model.is_gradient_checkpointing`, which transformers 5 deprecates with a FutureWarning in
+    every run; ours use the current names (checkpointing_flag), and a user can do nothing about
+    theirs. That one warning is silenced; every other stays."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+
+
 def precision_flags(precision: str) -> dict:
     """The recipe's `train.precision` as TrainingArguments flags. The launcher's own setting
     (`mixed_precision` of an accelerate config, ACCELERATE_MIXED_PRECISION) is overruled: with

@@ -30,7 +30,13 @@ from hindsight.rl.config import RLConfig
 from hindsight.rl.reward import EpisodeReward, episode_reward
 from hindsight.rl.rollout import EpisodeRollout, prompt_key
 from hindsight.stages import STUDENT_MANIFEST, StudentManifest
-from hindsight.trainer_args import batch_sizes, checkpointing_flag, precision_flags, without_accelerator
+from hindsight.trainer_args import (
+    batch_sizes,
+    checkpointing_flag,
+    precision_flags,
+    quiet_upstream_deprecations,
+    without_accelerator,
+)
 
 REWARDS_LOG = "rewards.jsonl"
 
@@ -182,6 +188,7 @@ def train(recipe, cfg: RLConfig) -> dict:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")   # rollout_func is TRL's documented, experimental hook
     from trl import GRPOConfig, GRPOTrainer
 
+    quiet_upstream_deprecations()
     model, tokenizer, start = load_student(cfg)
     lora_settings = read_lora(cfg.lora, "rl.lora")
     lora = peft_config(lora_settings)

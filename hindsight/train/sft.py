@@ -31,7 +31,14 @@ from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
 from hindsight.train.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
-from hindsight.trainer_args import batch_sizes, check_sharding, checkpointing_flag, precision_flags, without_accelerator
+from hindsight.trainer_args import (
+    batch_sizes,
+    check_sharding,
+    checkpointing_flag,
+    precision_flags,
+    quiet_upstream_deprecations,
+    without_accelerator,
+)
 
 
 def data_path(cfg: TrainConfig, recipe) -> Path:
@@ -62,6 +69,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
+    quiet_upstream_deprecations()
     tokenizer = load_tokenizer(cfg)
     source = data_path(cfg, recipe)
     rows = read_sft_set(source)[: cfg.max_examples or None]
