@@ -5,6 +5,7 @@
 #   SEED=1 bash scripts/demo.sh     # another seed for the world, the base, the teacher and the
 #                                   # trainer, into outputs/demo-seed1 (scripts/demo_seeds.sh runs several)
 #   THREADS=1 bash scripts/demo.sh  # torch's thread count (default: torch's own), into outputs/demo-t1
+#   NUMERICS=baseline bash scripts/demo.sh  # another CPU's float details on this one, into outputs/demo-baseline
 #   BASE_INIT=build bash scripts/demo.sh  # build the copying curriculum here, not the shipped one
 #   DEMO_OUT=DIR bash scripts/demo.sh   # another output folder
 # Every stage is the command a GPU user runs with their own recipe; the only demo-specific
@@ -25,6 +26,15 @@ if [[ -n "${THREADS:-}" ]]; then
   export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
   default_out="$default_out-t$THREADS"
 fi
+# NUMERICS=baseline: torch's unvectorised kernels, MKL's compatible code path and oneDNN's SSE4.1
+# kernels round nearly every operation otherwise than this CPU's AVX2/AVX-512 ones do: the float
+# details of another machine, measured here (the thread count changed no bit on this CPU).
+case "${NUMERICS:-}" in
+  "") ;;
+  baseline) export ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=SSE41
+            default_out="$default_out-baseline" ;;
+  *) echo "NUMERICS must be baseline or unset, got $NUMERICS" >&2; exit 2 ;;
+esac
 out="${DEMO_OUT:-$default_out}"
 if [[ "$out" != outputs/demo || "$SEED" != 0 ]]; then
   RECIPE_SETS="data.source=world:$SEED distill.seed=$SEED train.seed=$SEED policy.model=$out/base/model \
