@@ -49,6 +49,22 @@ class TitleCopier:
         return [self._turn(conv) for conv in batch]
 
 
+class CipherWriter(TitleCopier):
+    """Searches its best antecedent's title in a keyed substitution no reading undoes; told no,
+    the brief's words."""
+
+    name = "cipher-writer"
+    KEY = str.maketrans("abcdefghijklmnopqrstuvwxyz", "qwertyuiopasdfghjklzxcvbnm")
+
+    def _turn(self, conv: Conversation) -> Turn:
+        turn = super()._turn(conv)
+        call = turn.calls[0]
+        if call.name == "search_papers" and "\u043e" in call.arguments["query"]:
+            title = call.arguments["query"].replace("\u043e", "o").lower()
+            return Turn(calls=[ToolCall("search_papers", {"query": title.translate(self.KEY)})])
+        return turn
+
+
 class RemoteTitleCopier(TitleCopier):
     """The same teacher as an API policy: the runner drives each episode on its own."""
 
@@ -80,6 +96,16 @@ def test_a_refused_reply_is_asked_again_and_never_reaches_the_candidate(tmp_path
     for episode in episodes:  # neither the refused reply nor the refusal is in the transcript
         text = json.dumps(episode["messages"], ensure_ascii=False)
         assert "\u043e" not in text and "Not sent" not in text
+
+
+def test_a_title_in_a_cipher_is_refused_as_unreadable_and_asked_again(tmp_path, monkeypatch):
+    teacher = CipherWriter()
+    manifest, summary, episodes = distill(tmp_path, monkeypatch, teacher)
+    assert manifest["leak_guard"]["refused"] == teacher.asked_again == summary["candidates"]
+    assert summary["valid"] == summary["candidates"] and summary["flags"]["unreadable"] == 0
+    (tmp_path / "off").mkdir()
+    without_guard = distill(tmp_path / "off", monkeypatch, CipherWriter(), retries=0)[1]
+    assert without_guard["flags"]["unreadable"] == without_guard["candidates"]
 
 
 def test_a_teacher_that_keeps_leaking_is_sent_through_and_rejected_by_replay(tmp_path, monkeypatch):
