@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> dict:
     prose = prose_sentences(args.prose) if args.prose else []
     lexicon = Lexicon.of_corpus(corpus)
     rng = random.Random(args.seed)
-    conversations, judged = [], []
+    conversations = []
     for instance in instances:
         private = PrivateText.build("\n".join(f"{lab.title}\n{lab.abstract}" for lab in instance.labels),
                                     instance.target.title, instance.target.id, instance.labels, NGRAM)

@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> dict:
     chosen = [by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}]
     backend = recipe.search.build(corpus)
     report = {"data": args.data, "candidates": len(candidates)}
-    rules = replace(cfg, retrieval_words=None, unreadable_words=None)
-    arms = {"rules": rules, "rules and retrieval": replace(cfg, unreadable_words=None),
+    arms = {"rules": replace(cfg, retrieval_words=None, unreadable_words=None),
+            "rules and retrieval": replace(cfg, unreadable_words=None),
             "rules, retrieval and lexicon": cfg}
     for label, setting in arms.items():
         private = private_texts(chosen, corpus, setting)
