@@ -64,6 +64,15 @@ def check_sharding(distributed_type: str) -> None:
               f"{distributed_type} (every process holds the whole model)", flush=True)
 
 
+def repeated_examples(examples: int, per_device_batch: int, world_size: int, even_batches: bool = True) -> int:
+    """How many examples each epoch of a data-parallel run shows twice. accelerate gives every
+    process the same number of full batches (`even_batches`), completing the epoch's last round
+    with examples from its start: 3 examples on 2 processes make a last step of two examples,
+    one of them seen already, where one process accumulating over two trains that step on one.
+    0 when processes × per-device batch divides the example count."""
+    return -examples % (per_device_batch * world_size) if even_batches else 0
+
+
 def batch_sizes(args) -> dict:
     """What one optimiser step sees: the effective batch is per-device batch × accumulation × processes."""
     return {"world_size": args.world_size, "per_device_batch_size": args.per_device_train_batch_size,

@@ -188,6 +188,22 @@ def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_wa
     assert args.gradient_checkpointing is enabled
 
 
+@pytest.mark.parametrize("world_size", [1, 2, 3, 8])
+@pytest.mark.parametrize("per_device", [1, 2, 4])
+def test_repeated_examples_counts_what_accelerates_sharded_sampler_shows_twice(world_size, per_device):
+    from torch.utils.data import BatchSampler, SequentialSampler
+
+    from accelerate.data_loader import BatchSamplerShard
+    from hindsight.trainer_args import repeated_examples
+
+    for examples in range(1, 20):
+        batches = BatchSampler(SequentialSampler(range(examples)), per_device, drop_last=False)
+        shown = [i for rank in range(world_size)
+                 for batch in BatchSamplerShard(batches, world_size, rank, even_batches=True) for i in batch]
+        assert sorted(set(shown)) == list(range(examples))
+        assert repeated_examples(examples, per_device, world_size) == len(shown) - examples
+
+
 class Crash(Exception):
     pass
 

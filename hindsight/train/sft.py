@@ -37,6 +37,7 @@ from hindsight.trainer_args import (
     checkpointing_flag,
     precision_flags,
     quiet_upstream_deprecations,
+    repeated_examples,
     without_accelerator,
 )
 
@@ -109,6 +110,13 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
                          peft_config=peft_config, callbacks=list(callbacks))
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
     check_sharding(distributed_type)
+    repeated = repeated_examples(len(dataset), cfg.per_device_batch_size, trainer.args.world_size,
+                                 trainer.accelerator.even_batches)
+    if repeated and trainer.is_world_process_zero():
+        print(f"{len(dataset)} examples on {trainer.args.world_size} processes × {cfg.per_device_batch_size} a "
+              f"device: each epoch's last step repeats {repeated} example(s) from the epoch's start (accelerate "
+              "gives every process a full batch), so this run is not one process's with more accumulation; "
+              "an example count divisible by processes × per-device batch makes it so", flush=True)
     data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
     checkpoint = None
     if cfg.save_every:
@@ -132,7 +140,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
         "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
         "train_loss": result.training_loss, "steps": trainer.state.global_step,
-        **batch_sizes(trainer.args), "distributed_type": distributed_type,
+        **batch_sizes(trainer.args), "repeated_examples_per_epoch": repeated, "distributed_type": distributed_type,
         "mixed_precision": trainer.accelerator.mixed_precision, "software": software_versions(), "git_commit": git_commit(),
         "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
         "resumed_from": checkpoint.name if checkpoint else None,
