@@ -55,12 +55,27 @@ def write_recipe(tmp_path, model, **rl) -> str:
     ({"temperature": 0.0}, "rl.temperature"),
     ({"lora": {"rank": 12}}, "rl.lora.rank"),
     ({"clip": 0.2}, "clip"),
+    ({"generation": "sglang"}, "rl.generation"),
+    ({"vllm_memory": 1.5}, "rl.vllm_memory"),
 ])
 def test_the_rl_section_names_what_is_wrong(tmp_path, setting, named):
     from hindsight.rl.config import RLConfig
 
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
         RLConfig.from_recipe(load_recipe(write_recipe(tmp_path, "m", **setting)))
+
+
+def test_vllm_generation_asks_trl_for_a_colocated_engine_without_the_sampling_correction(tmp_path):
+    from trl import GRPOConfig
+
+    from hindsight.rl.config import RLConfig
+    from hindsight.rl.grpo import vllm_flags
+
+    assert vllm_flags(RLConfig()) == {}
+    args = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True,
+                      **vllm_flags(RLConfig(generation="vllm", vllm_memory=0.4, max_context=8192)))
+    assert (args.use_vllm, args.vllm_mode, args.vllm_gpu_memory_utilization, args.vllm_max_model_length,
+            args.vllm_importance_sampling_correction) == (True, "colocate", 0.4, 8192, False)
 
 
 def test_an_episode_is_one_sequence_whose_mask_covers_exactly_the_students_actions(world_model, tmp_path):

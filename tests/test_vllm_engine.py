@@ -142,6 +142,42 @@ def test_base_and_sft_run_world_episodes_through_the_runner(sft_policy, qwen_ggu
     assert all(r["steps"] and r["steps"][0]["tool"] in ("search_papers", "submit_answer") for r in base_rows)
 
 
+def test_grpo_rollouts_play_on_the_engine_trl_colocates_and_push_its_weights_once_a_step(sft_policy):
+    """rl.generation vllm: the rollout plays a group's episodes on the vLLM engine TRL holds beside the
+    trainer (a real engine here; the trainer's part is played by its attributes), sampled apart, and
+    asks TRL to push the trained weights only when the step has moved on since the last push."""
+    from types import SimpleNamespace
+
+    from hindsight.data import load_benchmark
+    from hindsight.rl.rollout import EpisodeRollout, prompt_key
+    from hindsight.search.bm25 import BM25Backend
+
+    corpus, instances, _ = load_benchmark("world")
+    task = next(inst for inst in instances if inst.split == "train").task()
+    prompt = initial_messages(task)
+    tokenizer = sft_policy.renderer.tokenizer
+    rollout = EpisodeRollout({prompt_key(prompt): task}, BM25Backend(corpus), PROTOCOL, tokenizer,
+                             temperature=1.0, top_p=1.0, max_new_tokens=48, seed=0)
+    pushes = []
+    generation = SimpleNamespace(mode="colocate", llm=sft_policy.engine(), sync_weights=lambda: pushes.append(1))
+    trainer = SimpleNamespace(use_vllm=True, vllm_generation=generation, _last_loaded_step=-1,
+                              state=SimpleNamespace(global_step=0), args=SimpleNamespace(vllm_max_model_length=4096),
+                              accelerator=SimpleNamespace(unwrap_model=lambda model: model), model=None)
+    out = rollout([prompt] * 4, trainer)
+    assert len(pushes) == 1
+    replies = {tokenizer.decode(ids) for ids in out["completion_ids"]}
+    assert len(replies) > 1, "four samples of one prompt came out the same"
+    assert all(1 in mask and len(mask) == len(ids) for mask, ids in zip(out["env_mask"], out["completion_ids"]))
+    rollout.play(None, {"dev": task}, greedy=True)
+    assert len(pushes) == 1   # the same step: its weights are there already
+    trainer.state.global_step = 1
+    rollout.play(None, {"dev": task}, greedy=True)
+    assert len(pushes) == 2
+    generation.mode = "server"
+    with pytest.raises(RuntimeError, match="not supported"):
+        rollout.play(None, {"dev": task}, greedy=True)
+
+
 def test_the_litellm_policy_drives_a_vllm_server_and_its_adapter_by_module_name(qwen_folder, qwen_lora, tmp_path):
     pytest.importorskip("litellm")
     from hindsight.data import load_benchmark

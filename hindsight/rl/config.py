@@ -36,6 +36,9 @@ class RLConfig:
     precision: str = "fp32"                  # fp32, bf16 or fp16
     seed: int = 0                            # target order, sampling, LoRA initialisation
     logging_steps: int = 1                   # optimiser steps between log lines
+    generation: str = "transformers"         # who plays the rollouts: transformers (the trained model itself) or vllm (TRL's engine colocated with each process, GPU)
+    vllm_memory: float = 0.3                 # with generation vllm: the share of each GPU's memory the engine may take
+    max_context: int = 32768                 # with generation vllm: the engine's longest sequence (prompt and every turn of an episode)
 
     @classmethod
     def from_recipe(cls, recipe) -> RLConfig:
@@ -57,6 +60,10 @@ class RLConfig:
         if self.temperature <= 0:
             raise ConfigError(f"{where}.temperature: {self.temperature}; GRPO needs sampled episodes (> 0)")
         read_lora(self.lora, f"{where}.lora")
+        if self.generation not in ("transformers", "vllm"):
+            raise ConfigError(f"{where}.generation: {self.generation!r} is not transformers or vllm")
+        if not 0 < self.vllm_memory <= 1:
+            raise ConfigError(f"{where}.vllm_memory: {self.vllm_memory}; a share of the GPU's memory, in (0, 1]")
         if self.precision not in ("fp32", "bf16", "fp16"):
             raise ConfigError(f"{where}.precision: {self.precision!r} is not fp32, bf16 or fp16")
 
@@ -69,4 +76,4 @@ def recipe_summary(recipe) -> str:
     terms = " ".join(f"{'-' if weight < 0 else '+'} {abs(weight):g}·{term}" for term, weight in cfg.reward.items()
                      if weight).removeprefix("+ ")
     return (f"rl: GRPO from {cfg.student}, {cfg.steps} steps of {cfg.targets_per_step} targets × {cfg.group_size} "
-            f"episodes, reward {terms}, beta {cfg.beta:g} → {cfg.output_dir}")
+            f"episodes played by {cfg.generation}, reward {terms}, beta {cfg.beta:g} → {cfg.output_dir}")

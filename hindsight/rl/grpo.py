@@ -81,6 +81,18 @@ def peft_config(settings: LoraSettings | None):
                       target_modules=list(settings.target_modules), task_type="CAUSAL_LM", bias="none")
 
 
+def vllm_flags(cfg: RLConfig) -> dict:
+    """GRPOConfig's vLLM settings for `rl.generation: vllm`: an engine colocated with each process,
+    which TRL keeps at the trained weights; the rollout plays its episodes there. An episode's
+    sequence holds the environment's tokens too, and the rollout returns no sampling
+    log-probabilities, so TRL's importance-sampling correction (vLLM's probabilities against the
+    trainer's) is off."""
+    if cfg.generation != "vllm":
+        return {}
+    return {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": cfg.vllm_memory,
+            "vllm_max_model_length": cfg.max_context, "vllm_importance_sampling_correction": False}
+
+
 class Splits:
     """The recipe's train targets (rollouts) and dev targets (choosing the checkpoint); eval never."""
 
@@ -210,10 +222,12 @@ def train(recipe, cfg: RLConfig) -> dict:
         per_device_train_batch_size=cfg.targets_per_step * cfg.group_size, gradient_accumulation_steps=1,
         num_generations=cfg.group_size, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
         top_p=cfg.top_p, logging_steps=cfg.logging_steps, save_strategy="no", report_to=[], seed=cfg.seed,
-        **checkpointing_flag(GRPOConfig, False), **precision_flags(cfg.precision), **without_accelerator())
+        **checkpointing_flag(GRPOConfig, False), **precision_flags(cfg.precision), **without_accelerator(),
+        **vllm_flags(cfg))
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=splits.dataset(recipe.protocol),
                           processing_class=tokenizer, peft_config=lora, rollout_func=rollout,
                           callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)])
+    rollout.trainer = trainer   # the first dev scoring comes before any rollout hands it over
     trainer.train()
     base_model = start["base_model"]
     manifest = {
@@ -224,7 +238,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         # StudentManifest reads hyperparameters.lora: truthy when the student is an adapter
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora_settings) if lora_settings else adapter or None},
         "reward": {"weights": cfg.reward, "function": "hindsight.rl.reward.episode_reward"},
-        "group_size": cfg.group_size, "beta": cfg.beta, "loss_type": cfg.loss_type,
+        "group_size": cfg.group_size, "beta": cfg.beta, "loss_type": cfg.loss_type, "generation": cfg.generation,
         "steps": trainer.state.global_step, "chosen_step": curves.best_step, "best_dev_reward": curves.best,
         "curves": str(curves.path), **batch_sizes(trainer.args),
         "software": software_versions(), "git_commit": git_commit(), "recipe": recipe.to_dict(),

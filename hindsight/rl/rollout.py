@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from hindsight.masking import IGNORE, MaskingError, encode_conversation
 from hindsight.policy.hf import HFPolicy
+from hindsight.policy.vllm_backend import VLLMPolicy
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.runner import play_episodes
 from hindsight.schema import Episode, Task
@@ -64,6 +65,7 @@ class EpisodeRollout:
                          "enable_thinking": enable_thinking, "tool_style": tool_style}
         self.seed, self.calls = seed, 0
         self.tools = tool_schemas(protocol)
+        self.trainer = None   # the GRPOTrainer, set by the rl stage: its vLLM engine generates where it has one
 
     def __call__(self, prompts: list[list[dict]], trainer) -> dict:
         tasks = {}
@@ -72,6 +74,7 @@ class EpisodeRollout:
             if task is None:
                 raise RolloutError(f"prompt {i} of the batch is not one of the rollout's tasks")
             tasks[f"rollout-{i}"] = task   # each repeat of a prompt is an episode of its own
+        self.trainer = trainer
         model = trainer.accelerator.unwrap_model(trainer.model)
         episodes = self.play(model, tasks)
         sequences = [episode_sequence(self.tokenizer, episodes[key], self.tools, self.sampling["enable_thinking"])
@@ -82,11 +85,17 @@ class EpisodeRollout:
 
     def play(self, model, tasks: Mapping[str, Task], greedy: bool = False) -> dict[str, Episode]:
         """Episodes of `model` on `tasks` (sampled, or greedy for dev scoring), the model put back in
-        the mode it was in."""
+        the mode it was in; on TRL's vLLM engine where the trainer has one."""
         sampling = dict(self.sampling, temperature=0.0) if greedy else self.sampling
-        policy = HFPolicy.from_model(model, self.tokenizer, name="rl-student", seed=self.seed + 7919 * self.calls,
-                                     **sampling)
+        seed = self.seed + 7919 * self.calls
         self.calls += 1
+        engine = self.vllm_engine()
+        if engine is not None:
+            policy = VLLMPolicy("rl-student", engine=engine, tokenizer=self.tokenizer, seed=seed,
+                                max_context=self.trainer.args.vllm_max_model_length, guard_mixed_batches=False,
+                                **sampling)
+            return play_episodes(policy, tasks, self.backend, self.protocol, batch_size=len(tasks))
+        policy = HFPolicy.from_model(model, self.tokenizer, name="rl-student", seed=seed, **sampling)
         was_training = model.training
         model.eval()
         try:
@@ -94,3 +103,20 @@ class EpisodeRollout:
         finally:
             model.train(was_training)
         return episodes
+
+    def vllm_engine(self):
+        """The vLLM engine TRL colocates with this process (GRPOConfig use_vllm, vllm_mode colocate),
+        holding the weights of the current step, or None where transformers generates."""
+        trainer = self.trainer
+        if trainer is None or not getattr(trainer, "use_vllm", False):
+            return None
+        generation = trainer.vllm_generation
+        if generation.mode != "colocate":
+            raise RolloutError("rl.generation vllm plays episodes on the engine colocated with each process; "
+                               f"TRL's {generation.mode!r} mode is not supported")
+        # TRL pushes the weights before each step's rollouts; a dev scoring between steps pushes them
+        # too, under TRL's own record of the step last pushed, so a step's weights go over once
+        if trainer._last_loaded_step != trainer.state.global_step:
+            generation.sync_weights()
+            trainer._last_loaded_step = trainer.state.global_step
+        return generation.llm
