@@ -141,32 +141,37 @@ def test_a_launch_asking_for_fsdp_on_cpus_says_it_trains_data_parallel(sft_set):
     assert_equivalent(one_process(root, recipe), root / "fsdp", model)
 
 
-def test_the_sbatch_two_node_launch_trains_what_one_process_does(sft_set, tmp_path):
+def sbatch_two_nodes(recipe: Path, out: Path, stand_ins: Path, *sets: str) -> str:
     """slurm/train.sbatch's multi-node branch as it is, with Slurm's two commands played by
-    stand-ins: `srun` starts one task per node on this host with its SLURM_NODEID, `scontrol`
-    names 127.0.0.1 as the first node. The launches, ranks and rendezvous are accelerate's own."""
-    root, model, recipe = sft_set
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "scontrol").write_text("#!/usr/bin/env bash\necho 127.0.0.1\n")
-    (bin_dir / "srun").write_text(
+    stand-ins in `stand_ins`: `srun` starts one task per node on this host with its SLURM_NODEID,
+    `scontrol` names 127.0.0.1 as the first node. The launches, ranks and rendezvous are
+    accelerate's own. Its stdout and stderr."""
+    stand_ins.mkdir(exist_ok=True)
+    (stand_ins / "scontrol").write_text("#!/usr/bin/env bash\necho 127.0.0.1\n")
+    (stand_ins / "srun").write_text(
         "#!/usr/bin/env bash\n"
         "# srun --ntasks=N --ntasks-per-node=1 COMMAND...: N copies here, SLURM_NODEID 0..N-1\n"
         "n=1; while [[ $1 == --* ]]; do [[ $1 == --ntasks=* ]] && n=${1#--ntasks=}; shift; done\n"
         "pids=(); for ((i = 0; i < n; i++)); do SLURM_NODEID=$i \"$@\" & pids+=($!); done\n"
         "status=0; for pid in \"${pids[@]}\"; do wait $pid || status=1; done; exit $status\n")
     for tool in ("scontrol", "srun"):
-        (bin_dir / tool).chmod(0o755)
-    out = root / "nodes"
-    env = _env(PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        (stand_ins / tool).chmod(0o755)
+    env = _env(PATH=f"{stand_ins}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                HINDSIGHT_ROOT=str(ROOT), VENV="", RECIPE=str(recipe), SLURM_NNODES="2", GPUS_PER_NODE="1",
                SLURM_JOB_NODELIST="node[0-1]", MAIN_PORT=str(_free_port()),
-               RECIPE_SETS=f"train.output_dir={out} train.gradient_accumulation_steps=1")
+               RECIPE_SETS=" ".join((f"train.output_dir={out}", "train.gradient_accumulation_steps=1", *sets)))
     result = subprocess.run(["bash", "slurm/train.sbatch"], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=600)
+                            timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def test_the_sbatch_two_node_launch_trains_what_one_process_does(sft_set, tmp_path):
+    root, model, recipe = sft_set
+    out = root / "nodes"
+    log = sbatch_two_nodes(recipe, out, tmp_path / "bin")
     assert_equivalent(one_process(root, recipe), out, model)
-    assert manifest(out)["world_size"] == 2 and reports(result.stdout + result.stderr) == 1
+    assert manifest(out)["world_size"] == 2 and reports(log) == 1
 
 
 def test_an_example_count_the_processes_do_not_divide_is_said_and_recorded(sft_set):
@@ -180,12 +185,14 @@ def test_an_example_count_the_processes_do_not_divide_is_said_and_recorded(sft_s
 
 
 @pytest.mark.real_model
-def test_two_processes_train_the_real_qwen_as_one_does(world_sft, qwen_folder):
-    """The same equivalence with the real Qwen2.5-0.5B and LoRA: two epochs of two demonstrations,
-    a step each. (An odd count would not be equivalent: see the test above.)"""
+def test_two_processes_and_two_nodes_train_the_real_qwen_as_one_does(world_sft, qwen_folder, tmp_path):
+    """The same equivalence with the real Qwen2.5-0.5B and LoRA, through both launchers: two epochs
+    of two demonstrations, a step each. (An odd count would not be equivalent: see the test above.)"""
     root, recipe = world_sft
     sets = ("train.max_examples=2", "train.epochs=2")
     one = one_process(root, recipe, *sets)
-    two_processes(recipe, root / "two", "ddp.yaml", *sets)
-    assert manifest(root / "two")["repeated_examples_per_epoch"] == 0
-    assert_equivalent(one, root / "two", qwen_folder)
+    for out, log in ((root / "two", lambda out: two_processes(recipe, out, "ddp.yaml", *sets)),
+                     (root / "nodes", lambda out: sbatch_two_nodes(recipe, out, tmp_path / "bin", *sets))):
+        assert reports(log(out)) == 1
+        assert manifest(out)["world_size"] == 2 and manifest(out)["repeated_examples_per_epoch"] == 0
+        assert_equivalent(one, out, qwen_folder)
