@@ -201,3 +201,24 @@ def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_ru
     assert both["differences"]["sft - base"] == difference["ndcg10"]
     printed = capsys.readouterr().out
     assert "every run submitted" in printed and "selected, sft - base (95% CI)" in printed
+
+
+def test_the_seed_table_reports_the_both_submitted_slice_and_per_target_outcomes(two_runs, capsys):
+    out = two_runs / "r.json"
+    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
+                         "--slice", "both-submitted", "--json", str(out)]) == 0
+    table = subprocess.run([sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
+                           capture_output=True, text=True, check=True).stdout
+    cells = [cell.strip() for cell in table.splitlines()[2].split("|")[1:-1]]
+    # sft wins t1-t3 outright and ties t0 (both rank the label first), t4 and t5 (neither scores);
+    # base submitted on t0-t4 (5), sft on all but t4 (5); t0-t3 are the both-submitted slice
+    assert cells[5:7] == ["3 / 3 / 0", "5 / 5"]
+    assert cells[7].startswith("4 targets: +0.750 [")
+
+
+def test_the_seed_table_refuses_a_report_without_the_slice(two_runs):
+    out = two_runs / "r.json"
+    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500", "--json", str(out)]) == 0
+    done = subprocess.run([sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "--slice both-submitted" in done.stderr
