@@ -1,0 +1,77 @@
+"""How a run searched and answered, read from its episodes: searches per episode, words per query,
+the share of queries that repeat an earlier query of the same episode, papers per answer, and how
+many distinct papers the answers name across targets (an answer list reused for every brief names
+few). It tells a student that learned the form of an episode from one that learned to search.
+
+    python -m benchmarks.search_behaviour outputs/qwen05_world/runs/base outputs/qwen05_world/runs/sft
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from benchmarks.common import finish
+from hindsight.runs import read_episodes
+from hindsight.schema import Episode
+
+
+@dataclass
+class Behaviour:
+    episodes: int
+    searches_per_episode: float
+    words_per_query: float
+    repeated_query_share: float  # queries equal (case and spacing aside) to an earlier one of their episode
+    answers: int                 # episodes that submitted at least one paper
+    papers_per_answer: float     # distinct ids an answer
+    distinct_submitted_share: float  # distinct ids over all submitted ids, across targets
+
+
+def queries(episode: Episode) -> list[str]:
+    out = []
+    for step in episode.steps:
+        if step.tool == "search_papers" and isinstance(step.args, dict) and isinstance(step.args.get("query"), str):
+            out.append(" ".join(step.args["query"].lower().split()))
+    return out
+
+
+def behaviour(episodes: list[Episode]) -> Behaviour:
+    searched = [queries(episode) for episode in episodes]
+    every_query = [query for episode_queries in searched for query in episode_queries]
+    repeated = sum(len(episode_queries) - len(set(episode_queries)) for episode_queries in searched)
+    # an id named twice in one answer counts once, as the scorer counts it
+    answers = [list(dict.fromkeys(paper.id for paper in episode.submission)) for episode in episodes if episode.submission]
+    submitted = [paper_id for answer in answers for paper_id in answer]
+    share = lambda part, whole: part / whole if whole else 0.0  # noqa: E731
+    return Behaviour(
+        episodes=len(episodes), searches_per_episode=share(len(every_query), len(episodes)),
+        words_per_query=share(sum(len(query.split()) for query in every_query), len(every_query)),
+        repeated_query_share=share(repeated, len(every_query)), answers=len(answers),
+        papers_per_answer=share(len(submitted), len(answers)),
+        distinct_submitted_share=share(len(set(submitted)), len(submitted)))
+
+
+def measure(run_dirs: list[Path]) -> dict:
+    rows, lines = {}, ["| run | episodes | searches an episode | words a query | queries repeating one of their episode | answers | papers an answer | distinct of submitted ids |",
+                       "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for run_dir in run_dirs:
+        found = behaviour(list(read_episodes(run_dir / "episodes.jsonl").values()))
+        rows[str(run_dir)] = asdict(found)
+        lines.append(f"| {run_dir} | {found.episodes} | {found.searches_per_episode:.1f} | {found.words_per_query:.1f} | "
+                     f"{found.repeated_query_share:.0%} | {found.answers} | {found.papers_per_answer:.1f} | {found.distinct_submitted_share:.0%} |")
+    return {"runs": rows, "markdown": "\n".join(lines)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders (runs/<name>)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    finish(measure(args.runs), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
