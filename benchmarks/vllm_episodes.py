@@ -21,10 +21,12 @@ import time
 from pathlib import Path
 
 from benchmarks.common import finish
+from benchmarks.same_episodes import compare
 from hindsight.data import load_benchmark
 from hindsight.models.gguf import resolve_model
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import run_episodes
+from hindsight.runs import read_episodes
 from hindsight.schema import tasks_of
 from hindsight.search.bm25 import BM25Backend
 
@@ -43,8 +45,7 @@ def episodes(run_dir: Path) -> list[dict]:
 
 
 def same_episodes(one: Path, other: Path) -> int:
-    key = lambda row: (row["instance_id"], json.dumps(row["messages"]))  # noqa: E731
-    return len({key(r) for r in episodes(one)} & {key(r) for r in episodes(other)})
+    return compare(read_episodes(one / "episodes.jsonl"), read_episodes(other / "episodes.jsonl"))["same_transcript"]
 
 
 def local_backends(model: str, tasks, backend, work: Path, max_new_tokens: int) -> dict:
