@@ -8,12 +8,11 @@ few). It tells a student that learned the form of an episode from one that learn
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import run_folders_main
 from hindsight.runs import read_episodes
 from hindsight.schema import Episode
 
@@ -65,12 +64,7 @@ def measure(run_dirs: list[Path]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (runs/<name>)")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    finish(measure(args.runs), args.json)
-    return 0
+    return run_folders_main(measure, __doc__, argv)
 
 
 if __name__ == "__main__":

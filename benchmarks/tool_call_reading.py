@@ -12,11 +12,10 @@ one both readings meet unchanged, so it is reported on its own.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import run_folders_main
 from hindsight.policy.parsing import parse_tool_calls, read_leniently
 from hindsight.runs import read_episodes
 from hindsight.schema import Episode
@@ -57,12 +56,7 @@ def measure(run_dirs: list[Path]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (runs/<name>)")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    finish(measure(args.runs), args.json)
-    return 0
+    return run_folders_main(measure, __doc__, argv)
 
 
 if __name__ == "__main__":
