@@ -38,30 +38,52 @@ def main(argv: list[str] | None = None) -> dict:
     server = ScriptedServer(brief_words=(180, 103), count_tokens=True)
     try:
         model = {"api_base": server.url, "api_key": "none"}
-        config = {"targets": str(inputs["targets"]), "bibliographies": str(inputs["bibliographies"]),
-                  "corpus": str(inputs["cited_papers"]), "cache_dir": str(work / "replies"),
-                  "judges": [{"model": f"openai/judge-{name}", **model} for name in "abc"],
-                  "generator": {"model": "openai/writer", **model}, "auditor": {"model": "openai/auditor", **model}}
+        config = {
+            "targets": str(inputs["targets"]),
+            "bibliographies": str(inputs["bibliographies"]),
+            "corpus": str(inputs["cited_papers"]),
+            "cache_dir": str(work / "replies"),
+            "judges": [{"model": f"openai/judge-{name}", **model} for name in "abc"],
+            "generator": {"model": "openai/writer", **model},
+            "auditor": {"model": "openai/auditor", **model},
+        }
         (work / "build.yaml").write_text(json.dumps(config))
         manifest = json.loads(build(load_build_config(work / "build.yaml"), work / "release").read_text())
     finally:
         server.close()
     counts, calls = manifest["counts"], manifest["calls_this_run"]
-    roles = {"judges (3)": [f"openai/judge-{n}" for n in "abc"], "writer (2 briefs)": ["openai/writer"],
-             "auditor": ["openai/auditor"]}
-    lines = [f"{counts['targets']} targets, {counts['instances']} instances, "
-             f"{sum(c['requests'] for c in calls.values())} requests", "",
-             "| role | requests | prompt tokens | completion tokens |", "|---|---:|---:|---:|"]
+    roles = {
+        "judges (3)": [f"openai/judge-{n}" for n in "abc"],
+        "writer (2 briefs)": ["openai/writer"],
+        "auditor": ["openai/auditor"],
+    }
+    lines = [
+        f"{counts['targets']} targets, {counts['instances']} instances, "
+        f"{sum(c['requests'] for c in calls.values())} requests",
+        "",
+        "| role | requests | prompt tokens | completion tokens |",
+        "|---|---:|---:|---:|",
+    ]
     for role, models in roles.items():
-        lines.append(f"| {role} | {sum(calls[m]['requests'] for m in models)} | "
-                     f"{sum(calls[m]['prompt_tokens'] for m in models):,} | {sum(calls[m]['completion_tokens'] for m in models):,} |")
+        lines.append(
+            f"| {role} | {sum(calls[m]['requests'] for m in models)} | "
+            f"{sum(calls[m]['prompt_tokens'] for m in models):,} | {sum(calls[m]['completion_tokens'] for m in models):,} |"
+        )
     prices = {name: estimate_cost(manifest, name) for name in PRICED}
     lines += ["", "| every call at the price of | in all | a target | an instance |", "|---|---:|---:|---:|"]
-    lines += [f"| {name} | ${cost['total_usd']:.2f} | ${cost['per_target_usd']:.4f} | ${cost['per_instance_usd']:.4f} |"
-              for name, cost in prices.items()]
-    report = {"benchmark": "build_cost", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "counts": counts, "calls": calls, "tokens": manifest["tokens_all_targets"], "prices": prices,
-              "markdown": "\n".join(lines)}
+    lines += [
+        f"| {name} | ${cost['total_usd']:.2f} | ${cost['per_target_usd']:.4f} | ${cost['per_instance_usd']:.4f} |"
+        for name, cost in prices.items()
+    ]
+    report = {
+        "benchmark": "build_cost",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "counts": counts,
+        "calls": calls,
+        "tokens": manifest["tokens_all_targets"],
+        "prices": prices,
+        "markdown": "\n".join(lines),
+    }
     return finish(report, args.json)
 
 

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
     subproblem = {inst.brief: inst.audit["subproblem"] for inst in instances}
     turns = first_keyword_turns(read_sft_set(args.sft))
     rows = [row for row, _ in turns]
-    wanted = collections.defaultdict(set)    # subproblem -> the teacher's first keyword queries
+    wanted = collections.defaultdict(set)  # subproblem -> the teacher's first keyword queries
     for row, query in turns:
         wanted[subproblem[brief_from_messages(row.messages)]].add(query)
 
@@ -100,21 +100,32 @@ def main(argv: list[str] | None = None) -> dict:
     if args.lora_rank:
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank, target_modules=[
-            "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=args.lora_rank,
+                lora_alpha=2 * args.lora_rank,
+                target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+            ),
+        )
     examples, lengths = encode_rows(rows, tokenizer, max_length=100_000, max_drop_share=0.0, enable_thinking=False)
     tools = rows[0].tools
-    probes = {split: [inst for inst in instances if inst.split == split][:args.briefs] for split in ("train", "eval")}
+    probes = {split: [inst for inst in instances if inst.split == split][: args.briefs] for split in ("train", "eval")}
 
     def learned_share(split: str) -> tuple[float, int]:
         model.eval()
         hits, queries = 0, set()
         for inst in probes[split]:
-            prompt = tokenizer.apply_chat_template(initial_messages(inst.task()), tools=tools, add_generation_prompt=True,
-                                                   return_tensors="pt", return_dict=True)
+            prompt = tokenizer.apply_chat_template(
+                initial_messages(inst.task()),
+                tools=tools,
+                add_generation_prompt=True,
+                return_tensors="pt",
+                return_dict=True,
+            )
             with torch.no_grad():
                 out = model.generate(**prompt, max_new_tokens=48, do_sample=False, pad_token_id=tokenizer.pad_token_id)
-            query = first_query(tokenizer.decode(out[0, prompt["input_ids"].shape[1]:]))
+            query = first_query(tokenizer.decode(out[0, prompt["input_ids"].shape[1] :]))
             queries.add(query)
             hits += query in wanted[inst.audit["subproblem"]]
         model.train()
@@ -136,18 +147,33 @@ def main(argv: list[str] | None = None) -> dict:
         optimizer.zero_grad()
         if step % args.every == 0 or step == args.steps:
             (train_share, train_distinct), (eval_share, _) = learned_share("train"), learned_share("eval")
-            curve.append({"step": step, "loss": round(loss.item(), 4), "train_briefs_learned": train_share,
-                          "eval_briefs_learned": eval_share, "distinct_train_queries": train_distinct,
-                          "seconds": round(time.perf_counter() - start, 1)})
+            curve.append(
+                {
+                    "step": step,
+                    "loss": round(loss.item(), 4),
+                    "train_briefs_learned": train_share,
+                    "eval_briefs_learned": eval_share,
+                    "distinct_train_queries": train_distinct,
+                    "seconds": round(time.perf_counter() - start, 1),
+                }
+            )
             print(json.dumps(curve[-1]), flush=True)
     last = curve[-1]
-    report = {"model": args.model, "sft": str(args.sft), "template": args.template, "lora_rank": args.lora_rank,
-              "steps": args.steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-              "tokens_per_example": lengths.summary()["tokens"]["p50"], "curve": curve,
-              "machine": f"{platform.machine()}, Python {platform.python_version()}",
-              "markdown": f"| {args.template} | {'LoRA r' + str(args.lora_rank) if args.lora_rank else 'full'} "
-                          f"| {lengths.summary()['tokens']['p50']} | {last['step']} "
-                          f"| {last['train_briefs_learned']:.0%} | {last['eval_briefs_learned']:.0%} |"}
+    report = {
+        "model": args.model,
+        "sft": str(args.sft),
+        "template": args.template,
+        "lora_rank": args.lora_rank,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "tokens_per_example": lengths.summary()["tokens"]["p50"],
+        "curve": curve,
+        "machine": f"{platform.machine()}, Python {platform.python_version()}",
+        "markdown": f"| {args.template} | {'LoRA r' + str(args.lora_rank) if args.lora_rank else 'full'} "
+        f"| {lengths.summary()['tokens']['p50']} | {last['step']} "
+        f"| {last['train_briefs_learned']:.0%} | {last['eval_briefs_learned']:.0%} |",
+    }
     return finish(report, args.json)
 
 

@@ -28,8 +28,12 @@ from hindsight.search.bm25 import BM25Backend
 
 # The experiment's protocol (recipes/qwen05_world.yaml) with a shorter budget.
 PROTOCOL = ProtocolConfig(k=5, budget=4, fields=("id", "title"), tool_calls="lenient")
-ARMS = {"one at a time, re-read": (1, False), "one at a time, reuse": (1, True),
-        "batched, re-read": (None, False), "batched, reuse": (None, True)}
+ARMS = {
+    "one at a time, re-read": (1, False),
+    "one at a time, reuse": (1, True),
+    "batched, re-read": (None, False),
+    "batched, reuse": (None, True),
+}
 
 
 def episodes(run_dir: Path) -> dict[str, str]:
@@ -41,14 +45,20 @@ def run_arm(model: str, instances, backend, out: Path, batch_size: int, reuse: b
     from hindsight.policy.hf import HFPolicy
 
     policy = HFPolicy(model, dtype="float32", max_new_tokens=max_new_tokens, reuse_cache=reuse)
-    run_episodes(policy, tasks_of(instances[:1]), backend, PROTOCOL, out.with_name(out.name + "-warm-up"), progress=False)
+    run_episodes(
+        policy, tasks_of(instances[:1]), backend, PROTOCOL, out.with_name(out.name + "-warm-up"), progress=False
+    )
     policy.usage = {key: 0 for key in policy.usage}  # the warm-up's reads stay out of the counts
     calls = policy.turns
     start = time.perf_counter()
     run_episodes(policy, tasks_of(instances), backend, PROTOCOL, out, batch_size=batch_size, progress=False)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "episodes_per_s": len(instances) / seconds, "act_calls": policy.turns - calls,
-            **policy.usage}
+    return {
+        "seconds": seconds,
+        "episodes_per_s": len(instances) / seconds,
+        "act_calls": policy.turns - calls,
+        **policy.usage,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -64,36 +74,54 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-hf-"))
     corpus, instances, _ = load_benchmark("world")
-    chosen = [inst for inst in instances if inst.split == "eval"][:args.episodes]
+    chosen = [inst for inst in instances if inst.split == "eval"][: args.episodes]
     backend = BM25Backend(corpus, cache_dir=work / "index")
     arms = {}
     for name, (batch_size, reuse) in ARMS.items():
-        arms[name] = run_arm(args.model, chosen, backend, work / name.replace(" ", "_").replace(",", ""),
-                             batch_size or len(chosen), reuse, args.max_new_tokens)
+        arms[name] = run_arm(
+            args.model,
+            chosen,
+            backend,
+            work / name.replace(" ", "_").replace(",", ""),
+            batch_size or len(chosen),
+            reuse,
+            args.max_new_tokens,
+        )
         print(name, json.dumps(arms[name]), flush=True)
     reference = episodes(work / "batched_re-read")
     for name in ARMS:
         played = episodes(work / name.replace(" ", "_").replace(",", ""))
         arms[name]["identical_episodes"] = sum(played.get(key) == text for key, text in reference.items())
-    report = {"model": args.model, "protocol": PROTOCOL.to_dict(), "max_new_tokens": args.max_new_tokens,
-              "threads": args.threads, "arms": arms,
-              "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, "
-                         f"Python {platform.python_version()}"}
+    report = {
+        "model": args.model,
+        "protocol": PROTOCOL.to_dict(),
+        "max_new_tokens": args.max_new_tokens,
+        "threads": args.threads,
+        "arms": arms,
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+    }
 
     def ratio(baseline: str, improved: str) -> str:
         b, i = arms[baseline], arms[improved]
-        return (f"| {baseline} → {improved} | {b['episodes_per_s']:.4f} | {i['episodes_per_s']:.4f} "
-                f"| **{b['seconds'] / i['seconds']:.1f}×** | {b['read_tokens'] / max(i['read_tokens'], 1):.1f}× |")
+        return (
+            f"| {baseline} → {improved} | {b['episodes_per_s']:.4f} | {i['episodes_per_s']:.4f} "
+            f"| **{b['seconds'] / i['seconds']:.1f}×** | {b['read_tokens'] / max(i['read_tokens'], 1):.1f}× |"
+        )
 
-    lines = [f"Real Qwen2.5-0.5B, float32, {args.episodes} world episodes, {args.threads} threads:", "",
-             "| arms (same run) | baseline (episodes/s) | improved (episodes/s) | speed | fewer tokens read |",
-             "|---|---:|---:|---:|---:|",
-             ratio("one at a time, re-read", "batched, re-read"),
-             ratio("batched, re-read", "batched, reuse"),
-             ratio("one at a time, re-read", "one at a time, reuse"),
-             ratio("one at a time, re-read", "batched, reuse"), "",
-             "Episodes identical to the batched re-reading arm: " + ", ".join(
-                 f"{name} {arm['identical_episodes']}/{args.episodes}" for name, arm in arms.items()) + "."]
+    lines = [
+        f"Real Qwen2.5-0.5B, float32, {args.episodes} world episodes, {args.threads} threads:",
+        "",
+        "| arms (same run) | baseline (episodes/s) | improved (episodes/s) | speed | fewer tokens read |",
+        "|---|---:|---:|---:|---:|",
+        ratio("one at a time, re-read", "batched, re-read"),
+        ratio("batched, re-read", "batched, reuse"),
+        ratio("one at a time, re-read", "one at a time, reuse"),
+        ratio("one at a time, re-read", "batched, reuse"),
+        "",
+        "Episodes identical to the batched re-reading arm: "
+        + ", ".join(f"{name} {arm['identical_episodes']}/{args.episodes}" for name, arm in arms.items())
+        + ".",
+    ]
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 

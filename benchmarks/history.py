@@ -27,8 +27,17 @@ from pathlib import Path
 from benchmarks.common import finish
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "shared" / "chat_templates" / "qwen3.jinja"
-QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
-                "<tool_response>", "</tool_response>"]
+QWEN_SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+]
 
 
 def demonstrations(work: Path):
@@ -49,8 +58,11 @@ def encode(rows, tokenizer, as_generated: bool):
         original = masking.as_generated
         masking.as_generated = lambda messages: messages
     try:
-        return [example for i, row in enumerate(rows)
-                for example in masking.encode_conversation(tokenizer, row.messages, row.tools, where=f"row {i}")]
+        return [
+            example
+            for i, row in enumerate(rows)
+            for example in masking.encode_conversation(tokenizer, row.messages, row.tools, where=f"row {i}")
+        ]
     finally:
         if not as_generated:
             masking.as_generated = original
@@ -61,9 +73,18 @@ def timed_passes(examples, vocab_size: int) -> float:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     torch.manual_seed(0)
-    model = Qwen3ForCausalLM(Qwen3Config(vocab_size=vocab_size, hidden_size=128, intermediate_size=256,
-                                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                         head_dim=32, max_position_embeddings=16384))
+    model = Qwen3ForCausalLM(
+        Qwen3Config(
+            vocab_size=vocab_size,
+            hidden_size=128,
+            intermediate_size=256,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,
+            max_position_embeddings=16384,
+        )
+    )
     start = time.perf_counter()
     for example in examples:
         ids = torch.tensor([example.input_ids])
@@ -88,23 +109,37 @@ def main(argv: list[str] | None = None) -> dict:
     arms = {}
     for name, stable in (("per turn", False), ("as generated", True)):
         examples = encode(rows, tokenizer, stable)
-        timed = encode(rows[:args.timed], tokenizer, stable)
-        arms[name] = {"sequences": len(examples), "tokens": sum(len(e.input_ids) for e in examples),
-                      "trained_tokens": sum(e.trained for e in examples),
-                      "timed_rows": args.timed, "timed_seconds": timed_passes(timed, len(tokenizer))}
+        timed = encode(rows[: args.timed], tokenizer, stable)
+        arms[name] = {
+            "sequences": len(examples),
+            "tokens": sum(len(e.input_ids) for e in examples),
+            "trained_tokens": sum(e.trained for e in examples),
+            "timed_rows": args.timed,
+            "timed_seconds": timed_passes(timed, len(tokenizer)),
+        }
     per_turn, stable = arms["per turn"], arms["as generated"]
     assert per_turn["trained_tokens"] == stable["trained_tokens"], "both arms must train the same tokens"
-    report = {"rows": len(rows), "template": str(args.template), "arms": arms,
-              "fewer_tokens": per_turn["tokens"] / stable["tokens"],
-              "faster_passes": per_turn["timed_seconds"] / stable["timed_seconds"],
-              "machine": f"{platform.machine()}, Python {platform.python_version()}"}
-    lines = ["| rendering | sequences | tokens per epoch | trained tokens | passes over "
-             f"{args.timed} rows |", "|---|---|---|---|---|"]
+    report = {
+        "rows": len(rows),
+        "template": str(args.template),
+        "arms": arms,
+        "fewer_tokens": per_turn["tokens"] / stable["tokens"],
+        "faster_passes": per_turn["timed_seconds"] / stable["timed_seconds"],
+        "machine": f"{platform.machine()}, Python {platform.python_version()}",
+    }
+    lines = [
+        f"| rendering | sequences | tokens per epoch | trained tokens | passes over {args.timed} rows |",
+        "|---|---|---|---|---|",
+    ]
     for name, arm in arms.items():
-        lines.append(f"| {name} | {arm['sequences']:,} | {arm['tokens']:,} | {arm['trained_tokens']:,} | "
-                     f"{arm['timed_seconds']:.1f} s |")
-    lines.append(f"\nas generated: {report['fewer_tokens']:.1f}x fewer tokens, passes {report['faster_passes']:.1f}x faster "
-                 f"({len(rows)} demonstrations)")
+        lines.append(
+            f"| {name} | {arm['sequences']:,} | {arm['tokens']:,} | {arm['trained_tokens']:,} | "
+            f"{arm['timed_seconds']:.1f} s |"
+        )
+    lines.append(
+        f"\nas generated: {report['fewer_tokens']:.1f}x fewer tokens, passes {report['faster_passes']:.1f}x faster "
+        f"({len(rows)} demonstrations)"
+    )
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 

@@ -39,17 +39,21 @@ NGRAM, SHARE = 5, 0.6
 
 def honest_conversation(instance, query: str, rationale: str) -> list[dict]:
     def call(i, name, arguments):
-        return {"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}]}
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}],
+        }
 
     return initial_messages(instance.task()) + [
         call(0, "search_papers", {"query": query}),
         {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": '{"results": []}'},
-        call(1, "submit_answer", {"papers": [{"id": "x", "rationale": rationale}]})]
+        call(1, "submit_answer", {"papers": [{"id": "x", "rationale": rationale}]}),
+    ]
 
 
 def findings(conversations) -> dict[int, list[str]]:
-    leaks.terms.cache_clear()   # both cache readings made under the other arm's patch
+    leaks.terms.cache_clear()  # both cache readings made under the other arm's patch
     leaks._texts.cache_clear()
     found = {}
     for i, (messages, private, brief) in enumerate(conversations):
@@ -80,28 +84,43 @@ def main(argv: list[str] | None = None) -> dict:
     rng = random.Random(args.seed)
     conversations = []
     for instance in instances:
-        private = PrivateText.build("\n".join(f"{lab.title}\n{lab.abstract}" for lab in instance.labels),
-                                    instance.target.title, instance.target.id, instance.labels, NGRAM)
+        private = PrivateText.build(
+            "\n".join(f"{lab.title}\n{lab.abstract}" for lab in instance.labels),
+            instance.target.title,
+            instance.target.id,
+            instance.labels,
+            NGRAM,
+        )
         own = {instance.target.id, *(lab.id for lab in instance.labels)}
         for paper in [p for p in rng.sample(papers, 5 * args.per_target) if p.id not in own][: args.per_target]:
             sentences = (paper.abstract or paper.title).split(". ")
             query = " ".join(sentences[0].split()[:12])
             start = rng.randrange(len(prose) - 2) if prose else 0
-            rationale = " ".join(prose[start:start + rng.randint(1, 3)]) if prose else ". ".join(sentences[:3])
+            rationale = " ".join(prose[start : start + rng.randint(1, 3)]) if prose else ". ".join(sentences[:3])
             conversations.append((honest_conversation(instance, query, rationale), private, instance.brief))
     with mock.patch.object(leaks, "_disguise_readings", lambda folded, vocabulary: []):
         plain = findings(conversations)
     with_readings = findings(conversations)
     with_lexicon = findings([(m, replace(private, lexicon=lexicon), b) for m, private, b in conversations])
     arms = {"plain": plain, "with_readings": with_readings, "with_lexicon": with_lexicon}
-    markdown = ("| honest conversations | flagged by the rules alone | with the disguise readings | "
-                "with the readings and the lexicon |\n|---:|---:|---:|---:|\n"
-                f"| {len(conversations)} | {len(plain)} | {len(with_readings)} | {len(with_lexicon)} |")
+    markdown = (
+        "| honest conversations | flagged by the rules alone | with the disguise readings | "
+        "with the readings and the lexicon |\n|---:|---:|---:|---:|\n"
+        f"| {len(conversations)} | {len(plain)} | {len(with_readings)} | {len(with_lexicon)} |"
+    )
     for label, arm, before in (("readings", with_readings, plain), ("lexicon", with_lexicon, with_readings)):
         for i in sorted(set(arm) - set(before)):
             markdown += f"\n- newly flagged by the {label}: {arm[i][-1][:300]}"
-    return finish({"data": args.data, "prose": str(args.prose or ""), "conversations": len(conversations),
-                   **{name: sorted(arm) for name, arm in arms.items()}, "markdown": markdown}, args.json)
+    return finish(
+        {
+            "data": args.data,
+            "prose": str(args.prose or ""),
+            "conversations": len(conversations),
+            **{name: sorted(arm) for name, arm in arms.items()},
+            "markdown": markdown,
+        },
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -41,9 +41,15 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-leaks-"))
     recipe_path = work / "recipe.yaml"
-    recipe_path.write_text(json.dumps({"data": {"source": args.data}, "protocol": {"budget": args.budget},
-                                       "distill": {"out_dir": str(work / "out"), "candidates": args.candidates,
-                                                   "leak_retries": 0}}))
+    recipe_path.write_text(
+        json.dumps(
+            {
+                "data": {"source": args.data},
+                "protocol": {"budget": args.budget},
+                "distill": {"out_dir": str(work / "out"), "candidates": args.candidates, "leak_retries": 0},
+            }
+        )
+    )
     recipe = load_recipe(recipe_path)
     generate_candidates(recipe, progress=False)
     corpus, instances, _ = recipe.data.load()
@@ -53,20 +59,29 @@ def main(argv: list[str] | None = None) -> dict:
     chosen = [by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}]
     backend = recipe.search.build(corpus)
     report = {"data": args.data, "candidates": len(candidates)}
-    arms = {"rules": replace(cfg, retrieval_words=None, unreadable_words=None),
-            "rules and retrieval": replace(cfg, unreadable_words=None),
-            "rules, retrieval and lexicon": cfg}
+    arms = {
+        "rules": replace(cfg, retrieval_words=None, unreadable_words=None),
+        "rules and retrieval": replace(cfg, unreadable_words=None),
+        "rules, retrieval and lexicon": cfg,
+    }
     for label, setting in arms.items():
         private = private_texts(chosen, corpus, setting)
         replays = validate_all(candidates, by_id, Validator(backend, recipe.protocol, corpus, setting, private))
-        report[label] = {**flag_summary(replays),
-                         "reasons": sorted({reason for r in replays for reason in r.reasons
-                                            if not reason.startswith(("unsurfaced", "malformed"))})[:20]}
+        report[label] = {
+            **flag_summary(replays),
+            "reasons": sorted(
+                {reason for r in replays for reason in r.reasons if not reason.startswith(("unsurfaced", "malformed"))}
+            )[:20],
+        }
     report["markdown"] = (
         "| checks | candidates | valid | private_copy | identifying_query | unreadable |\n|---|---:|---:|---:|---:|---:|\n"
-        + "".join(f"| {label} | {report[label]['candidates']} | {report[label]['valid']} | "
-                  f"{report[label]['flags']['private_copy']} | {report[label]['flags']['identifying_query']} | "
-                  f"{report[label]['flags']['unreadable']} |\n" for label in arms))
+        + "".join(
+            f"| {label} | {report[label]['candidates']} | {report[label]['valid']} | "
+            f"{report[label]['flags']['private_copy']} | {report[label]['flags']['identifying_query']} | "
+            f"{report[label]['flags']['unreadable']} |\n"
+            for label in arms
+        )
+    )
     return finish(report, args.json)
 
 

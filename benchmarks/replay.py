@@ -44,16 +44,21 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-replay-"))
     recipe_path = work / "recipe.yaml"
-    recipe_path.write_text(f"data:\n  source: world\nprotocol:\n  budget: 12\n"
-                           f"distill:\n  out_dir: {work / 'out'}\n  candidates: 4\n  max_targets: {args.targets}\n"
-                           f"  splits: [train]\n")
+    recipe_path.write_text(
+        f"data:\n  source: world\nprotocol:\n  budget: 12\n"
+        f"distill:\n  out_dir: {work / 'out'}\n  candidates: 4\n  max_targets: {args.targets}\n"
+        f"  splits: [train]\n"
+    )
     recipe = load_recipe(recipe_path)
     generate_candidates(recipe, progress=False)
     corpus, instances, _ = recipe.data.load()
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(work / "out" / "candidates" / "episodes.jsonl").values())
-    private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}], corpus,
-                            DistillConfig())
+    private = private_texts(
+        [by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}],
+        corpus,
+        DistillConfig(),
+    )
     backend = BM25Backend(corpus)
     report = {"candidates": len(candidates)}
     for label in ("uncached", "cached"):
@@ -63,14 +68,18 @@ def main(argv: list[str] | None = None) -> dict:
         start = time.perf_counter()
         replays = validate_all(candidates, by_id, validator)
         seconds = time.perf_counter() - start
-        report[label] = {"seconds": round(seconds, 2), "candidates_per_s": len(candidates) / seconds,
-                         "valid": sum(not r.flags for r in replays)}
+        report[label] = {
+            "seconds": round(seconds, 2),
+            "candidates_per_s": len(candidates) / seconds,
+            "valid": sum(not r.flags for r in replays),
+        }
     report["speedup"] = report["cached"]["candidates_per_s"] / report["uncached"]["candidates_per_s"]
     report["markdown"] = (
         "| replay validation | candidates/s |\n|---|---:|\n"
         f"| every search run | {report['uncached']['candidates_per_s']:.0f} |\n"
         f"| repeated searches cached | {report['cached']['candidates_per_s']:.0f} (**{report['speedup']:.1f}×**) |\n\n"
-        f"{len(candidates)} candidates of the scripted teacher ({args.targets} train targets × 4), one core.")
+        f"{len(candidates)} candidates of the scripted teacher ({args.targets} train targets × 4), one core."
+    )
     return finish(report, args.json)
 
 

@@ -35,6 +35,7 @@ class Clock:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[name] += time.perf_counter() - start
+
         return timed
 
 
@@ -51,8 +52,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--recipe", default="recipes/demo.yaml")
     parser.add_argument("--student", help="where RL starts (rl.student); default: a random tiny Qwen3")
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a recipe override, as the stage commands take it (data.source=world:1 for a seed-1 student)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a recipe override, as the stage commands take it (data.source=world:1 for a seed-1 student)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -64,8 +70,17 @@ def main(argv: list[str] | None = None) -> dict:
     clock = Clock()
     with tempfile.TemporaryDirectory() as tmp:
         student = args.student or random_student(Path(tmp))
-        recipe = load_recipe(args.recipe, [f"rl.student={student}", f"rl.output_dir={tmp}/rl", f"rl.steps={args.steps}",
-                                           "rl.dev_targets=0", "rl.dev_every=0", *args.set])
+        recipe = load_recipe(
+            args.recipe,
+            [
+                f"rl.student={student}",
+                f"rl.output_dir={tmp}/rl",
+                f"rl.steps={args.steps}",
+                "rl.dev_targets=0",
+                "rl.dev_every=0",
+                *args.set,
+            ],
+        )
         cfg = grpo.RLConfig.from_recipe(recipe)
         timed_rollout = clock.wrap("rollout", EpisodeRollout.__call__)
 
@@ -75,23 +90,37 @@ def main(argv: list[str] | None = None) -> dict:
             return timed_rollout(self, prompts, trainer)
 
         start = time.perf_counter()
-        with mock.patch.object(EpisodeRollout, "__call__", rollout), \
-                mock.patch.object(HFPolicy, "act", clock.wrap("generation", HFPolicy.act)):
+        with (
+            mock.patch.object(EpisodeRollout, "__call__", rollout),
+            mock.patch.object(HFPolicy, "act", clock.wrap("generation", HFPolicy.act)),
+        ):
             manifest = grpo.train(recipe, cfg)
         total = time.perf_counter() - start
     steps = manifest["steps"]
     generation, rollout_s = clock.seconds["generation"], clock.seconds["rollout"]
     setup = clock.first_rollout - start
-    training = total - setup   # the steps, from the first rollout to the saved student
+    training = total - setup  # the steps, from the first rollout to the saved student
     split = {"generation": generation, "environment": rollout_s - generation, "update": training - rollout_s}
-    markdown = ("| steps | episodes | episodes/s of rollout | optimiser steps/min | generation | environment | update | setup |\n"
-                "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-                f"| {steps} | {clock.episodes} | {clock.episodes / rollout_s:.2f} | {60 * steps / training:.2f} | "
-                + " | ".join(f"{seconds:.0f} s ({seconds / training:.0%})" for seconds in split.values())
-                + f" | {setup:.0f} s |")
-    return finish({"recipe": args.recipe, "student": args.student, "steps": steps, "episodes": clock.episodes,
-                   "seconds": {"total": total, "setup": setup, **split}, "group_size": cfg.group_size,
-                   "targets_per_step": cfg.targets_per_step, "markdown": markdown}, args.json)
+    markdown = (
+        "| steps | episodes | episodes/s of rollout | optimiser steps/min | generation | environment | update | setup |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        f"| {steps} | {clock.episodes} | {clock.episodes / rollout_s:.2f} | {60 * steps / training:.2f} | "
+        + " | ".join(f"{seconds:.0f} s ({seconds / training:.0%})" for seconds in split.values())
+        + f" | {setup:.0f} s |"
+    )
+    return finish(
+        {
+            "recipe": args.recipe,
+            "student": args.student,
+            "steps": steps,
+            "episodes": clock.episodes,
+            "seconds": {"total": total, "setup": setup, **split},
+            "group_size": cfg.group_size,
+            "targets_per_step": cfg.targets_per_step,
+            "markdown": markdown,
+        },
+        args.json,
+    )
 
 
 if __name__ == "__main__":

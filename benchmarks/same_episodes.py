@@ -39,8 +39,12 @@ def compare(one: dict[str, Episode], other: dict[str, Episode]) -> dict:
         if index is not None:
             differing[instance_id] = index
     same_transcript = sum(one[i].messages == other[i].messages for i in shared)
-    return {"shared_targets": len(shared), "same_transcript": same_transcript,
-            "same_actions": len(shared) - len(differing), "first_differing_action": differing}
+    return {
+        "shared_targets": len(shared),
+        "same_transcript": same_transcript,
+        "same_actions": len(shared) - len(differing),
+        "first_differing_action": differing,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = compare(read_episodes(args.one / "episodes.jsonl"), read_episodes(args.other / "episodes.jsonl"))
     where = ", ".join(f"{i} at call {n + 1}" for i, n in report["first_differing_action"].items()) or "none"
-    report["markdown"] = (f"{report['shared_targets']} shared targets: {report['same_transcript']} with the same transcript, "
-                          f"{report['same_actions']} with the same actions; differing: {where}")
+    report["markdown"] = (
+        f"{report['shared_targets']} shared targets: {report['same_transcript']} with the same transcript, "
+        f"{report['same_actions']} with the same actions; differing: {where}"
+    )
     finish(report, args.json)
     return 0
 

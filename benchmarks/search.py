@@ -44,8 +44,12 @@ def make_queries(corpus: Corpus, n: int, seed: int) -> list[tuple[str, dt.date]]
 
 def percentiles_ms(seconds: list[float]) -> dict:
     ms = np.asarray(seconds) * 1000
-    return {"p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)),
-            "mean_ms": float(ms.mean()), "queries": len(ms)}
+    return {
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "mean_ms": float(ms.mean()),
+        "queries": len(ms),
+    }
 
 
 def time_queries(search, queries, label: str) -> tuple[list[float], list[list[str]]]:
@@ -73,8 +77,14 @@ def bench_hindsight(corpus: Corpus, queries, k: int, cache: Path) -> dict:
     search(backend)(*queries[0])  # first touch of the memory map
     timings, results = time_queries(search(backend), queries, "hindsight bm25")
     _, again = time_queries(search(reloaded), queries, "hindsight bm25 (reloaded index)")
-    return {"build_s": build_s, "load_s": load_s, "index_mb": backend.index_bytes() / 1e6,
-            **percentiles_ms(timings), "identical_run_to_run": results == again, "results": results}
+    return {
+        "build_s": build_s,
+        "load_s": load_s,
+        "index_mb": backend.index_bytes() / 1e6,
+        **percentiles_ms(timings),
+        "identical_run_to_run": results == again,
+        "results": results,
+    }
 
 
 def bench_rank_bm25(corpus: Corpus, queries, k: int) -> dict:
@@ -126,8 +136,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--corpus", required=True, type=Path, help="JSONL, JSONL.gz or Parquet corpus")
     parser.add_argument("--date-field", default="date", help="field holding each paper's date (default: date)")
     parser.add_argument("--queries", type=int, default=1000, help="queries for hindsight (default 1000)")
-    parser.add_argument("--baseline-queries", type=int, default=100,
-                        help="queries for rank_bm25, a prefix of the same list (it is slow; default 100)")
+    parser.add_argument(
+        "--baseline-queries",
+        type=int,
+        default=100,
+        help="queries for rank_bm25, a prefix of the same list (it is slow; default 100)",
+    )
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write the full report here")
@@ -142,12 +156,16 @@ def main(argv: list[str] | None = None) -> dict:
     shared = min(args.baseline_queries, len(queries))
     base = bench_rank_bm25(corpus, queries[:shared], args.k)
     report = {
-        "corpus": str(args.corpus), "papers": len(corpus), "corpus_load_s": load_s, "k": args.k,
+        "corpus": str(args.corpus),
+        "papers": len(corpus),
+        "corpus_load_s": load_s,
+        "k": args.k,
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, one thread, "
-                   f"Python {platform.python_version()}",
+        f"Python {platform.python_version()}",
         "hindsight_bm25": {key: v for key, v in ours.items() if key != "results"},
         "rank_bm25": {key: v for key, v in base.items() if key != "results"},
-        "speedup_p50": base["p50_ms"] / ours["p50_ms"], "speedup_p95": base["p95_ms"] / ours["p95_ms"],
+        "speedup_p50": base["p50_ms"] / ours["p50_ms"],
+        "speedup_p95": base["p95_ms"] / ours["p95_ms"],
         "overlap_at_k": overlap_at_k(ours["results"][:shared], base["results"]),
     }
     report["markdown"] = markdown(report)

@@ -23,8 +23,8 @@ class Behaviour:
     searches_per_episode: float
     words_per_query: float
     repeated_query_share: float  # queries equal (case and spacing aside) to an earlier one of their episode
-    answers: int                 # episodes that submitted at least one paper
-    papers_per_answer: float     # distinct ids an answer
+    answers: int  # episodes that submitted at least one paper
+    papers_per_answer: float  # distinct ids an answer
     distinct_submitted_share: float  # distinct ids over all submitted ids, across targets
 
 
@@ -41,25 +41,37 @@ def behaviour(episodes: list[Episode]) -> Behaviour:
     every_query = [query for episode_queries in searched for query in episode_queries]
     repeated = sum(len(episode_queries) - len(set(episode_queries)) for episode_queries in searched)
     # an id named twice in one answer counts once, as the scorer counts it
-    answers = [list(dict.fromkeys(paper.id for paper in episode.submission)) for episode in episodes if episode.submission]
+    answers = [
+        list(dict.fromkeys(paper.id for paper in episode.submission)) for episode in episodes if episode.submission
+    ]
     submitted = [paper_id for answer in answers for paper_id in answer]
     share = lambda part, whole: part / whole if whole else 0.0  # noqa: E731
     return Behaviour(
-        episodes=len(episodes), searches_per_episode=share(len(every_query), len(episodes)),
+        episodes=len(episodes),
+        searches_per_episode=share(len(every_query), len(episodes)),
         words_per_query=share(sum(len(query.split()) for query in every_query), len(every_query)),
-        repeated_query_share=share(repeated, len(every_query)), answers=len(answers),
+        repeated_query_share=share(repeated, len(every_query)),
+        answers=len(answers),
         papers_per_answer=share(len(submitted), len(answers)),
-        distinct_submitted_share=share(len(set(submitted)), len(submitted)))
+        distinct_submitted_share=share(len(set(submitted)), len(submitted)),
+    )
 
 
 def measure(run_dirs: list[Path]) -> dict:
-    rows, lines = {}, ["| run | episodes | searches an episode | words a query | queries repeating one of their episode | answers | papers an answer | distinct of submitted ids |",
-                       "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows, lines = (
+        {},
+        [
+            "| run | episodes | searches an episode | words a query | queries repeating one of their episode | answers | papers an answer | distinct of submitted ids |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ],
+    )
     for run_dir in run_dirs:
         found = behaviour(list(read_episodes(run_dir / "episodes.jsonl").values()))
         rows[str(run_dir)] = asdict(found)
-        lines.append(f"| {run_dir} | {found.episodes} | {found.searches_per_episode:.1f} | {found.words_per_query:.1f} | "
-                     f"{found.repeated_query_share:.0%} | {found.answers} | {found.papers_per_answer:.1f} | {found.distinct_submitted_share:.0%} |")
+        lines.append(
+            f"| {run_dir} | {found.episodes} | {found.searches_per_episode:.1f} | {found.words_per_query:.1f} | "
+            f"{found.repeated_query_share:.0%} | {found.answers} | {found.papers_per_answer:.1f} | {found.distinct_submitted_share:.0%} |"
+        )
     return {"runs": rows, "markdown": "\n".join(lines)}
 
 

@@ -25,7 +25,9 @@ from tests.test_open_corpus import write_snapshot
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lines", type=int, default=100_000, help="the smaller file; the larger has five times as many")
+    parser.add_argument(
+        "--lines", type=int, default=100_000, help="the smaller file; the larger has five times as many"
+    )
     parser.add_argument("--kept", type=int, default=1_000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -40,20 +42,35 @@ def main(argv: list[str] | None = None) -> dict:
         start = time.perf_counter()
         load_papers(path, categories=("cs.",))
         seconds = time.perf_counter() - start
-        measured[lines] = {"file_mib": round(path.stat().st_size / 2**20, 1), "kept": len(papers),
-                           "peak_mib": round(peak / 2**20, 2), "seconds": round(seconds, 2),
-                           "lines_per_s": round(lines / seconds)}
+        measured[lines] = {
+            "file_mib": round(path.stat().st_size / 2**20, 1),
+            "kept": len(papers),
+            "peak_mib": round(peak / 2**20, 2),
+            "seconds": round(seconds, 2),
+            "lines_per_s": round(lines / seconds),
+        }
         print(f"{lines} lines: {measured[lines]}", flush=True)
         path.unlink()
     small, large = measured[args.lines], measured[5 * args.lines]
-    lines_md = ["| snapshot lines | file | papers kept | peak memory | read in | lines/s |", "|---|---|---|---|---|---|"]
-    lines_md += [f"| {n:,} | {m['file_mib']:,} MiB | {m['kept']:,} | {m['peak_mib']} MiB | {m['seconds']} s | "
-                 f"{m['lines_per_s']:,} |" for n, m in measured.items()]
+    lines_md = [
+        "| snapshot lines | file | papers kept | peak memory | read in | lines/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines_md += [
+        f"| {n:,} | {m['file_mib']:,} MiB | {m['kept']:,} | {m['peak_mib']} MiB | {m['seconds']} s | "
+        f"{m['lines_per_s']:,} |"
+        for n, m in measured.items()
+    ]
     ratio = large["peak_mib"] / small["peak_mib"]
     lines_md.append(f"\nA file five times larger: peak memory {ratio:.2f}x.")
-    report = {"benchmark": "snapshot", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"platform": platform.platform(), "processor": platform.processor()},
-              "measured": measured, "peak_ratio": round(ratio, 2), "markdown": "\n".join(lines_md)}
+    report = {
+        "benchmark": "snapshot",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.processor()},
+        "measured": measured,
+        "peak_ratio": round(ratio, 2),
+        "markdown": "\n".join(lines_md),
+    }
     return finish(report, args.json)
 
 

@@ -36,22 +36,35 @@ def readable_shares(texts: list[str]) -> dict:
     lenient = sum(bool(read_leniently(text).calls) for text in texts)
     repaired = sum(bool(read_leniently(text, repair=True).calls) for text in texts)
     n = max(len(texts), 1)
-    return {"replies": len(texts), "template": template, "lenient": lenient, "repaired": repaired,
-            "malformed_template": 1 - template / n, "malformed_lenient": 1 - lenient / n,
-            "malformed_repaired": 1 - repaired / n}
+    return {
+        "replies": len(texts),
+        "template": template,
+        "lenient": lenient,
+        "repaired": repaired,
+        "malformed_template": 1 - template / n,
+        "malformed_lenient": 1 - lenient / n,
+        "malformed_repaired": 1 - repaired / n,
+    }
 
 
 def measure(run_dirs: list[Path]) -> dict:
-    rows, lines = {}, ["| run | replies | malformed, template reading | malformed, lenient reading | malformed, repaired reading | first replies | malformed first, template | malformed first, lenient |",
-                       "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows, lines = (
+        {},
+        [
+            "| run | replies | malformed, template reading | malformed, lenient reading | malformed, repaired reading | first replies | malformed first, template | malformed first, lenient |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ],
+    )
     for run_dir in run_dirs:
         episodes = list(read_episodes(run_dir / "episodes.jsonl").values())
         every = readable_shares([text for episode in episodes for text in replies(episode)])
         first = readable_shares([replies(episode)[0] for episode in episodes if replies(episode)])
         rows[run_dir.name] = {"all": every, "first": first}
-        lines.append(f"| {run_dir.name} | {every['replies']} | {every['malformed_template']:.0%} | "
-                     f"{every['malformed_lenient']:.0%} | {every['malformed_repaired']:.0%} | {first['replies']} | {first['malformed_template']:.0%} | "
-                     f"{first['malformed_lenient']:.0%} |")
+        lines.append(
+            f"| {run_dir.name} | {every['replies']} | {every['malformed_template']:.0%} | "
+            f"{every['malformed_lenient']:.0%} | {every['malformed_repaired']:.0%} | {first['replies']} | {first['malformed_template']:.0%} | "
+            f"{first['malformed_lenient']:.0%} |"
+        )
     return {"runs": rows, "markdown": "\n".join(lines)}
 
 

@@ -39,25 +39,36 @@ def make_examples(work: Path, targets: int, model: str | None):
     recipe = work / "recipe.yaml"
     # a real model gets the real-Qwen experiment's protocol (recipes/qwen05_world.yaml): shorter episodes
     protocol = {"k": 5, "budget": 8, "fields": ["id", "title"]} if model else {"budget": 12, "abstract_words": 20}
-    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": protocol,
-                                  "distill": {"out_dir": str(work / "distill"), "candidates": 2, "max_targets": targets}}))
+    recipe.write_text(
+        json.dumps(
+            {
+                "data": {"source": "world"},
+                "protocol": protocol,
+                "distill": {"out_dir": str(work / "distill"), "candidates": 2, "max_targets": targets},
+            }
+        )
+    )
     for step in (teacher_main, replay_main, select_main):
         assert step([str(recipe)]) == 0
     if model:
         from hindsight.models.gguf import resolve_model
+
         model_dir = resolve_model(model)
     else:
         corpus, _, _ = load_benchmark("world")
         model_dir = build_tiny_qwen(work / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
     from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     examples, _ = encode_rows(read_sft_set(work / "distill" / "sft.jsonl"), tokenizer, 8192, 0.05, False)
     return model_dir, tokenizer, examples
 
 
 def batches(examples, size):
-    return [[{"input_ids": e.input_ids, "labels": e.labels} for e in examples[i:i + size]]
-            for i in range(0, len(examples), size)]
+    return [
+        [{"input_ids": e.input_ids, "labels": e.labels} for e in examples[i : i + size]]
+        for i in range(0, len(examples), size)
+    ]
 
 
 def load_model(model_dir, lora_rank: int):
@@ -69,13 +80,22 @@ def load_model(model_dir, lora_rank: int):
     if lora_rank:
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, lora_dropout=0.0,
-                                                 target_modules="all-linear"))
+        model = get_peft_model(
+            model, LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, lora_dropout=0.0, target_modules="all-linear")
+        )
     return model
 
 
-def run(model_dir, tokenizer, examples, padding_free: bool, batch_size: int, steps: int, lora_rank: int = 0,
-        threads: int | None = None) -> dict:
+def run(
+    model_dir,
+    tokenizer,
+    examples,
+    padding_free: bool,
+    batch_size: int,
+    steps: int,
+    lora_rank: int = 0,
+    threads: int | None = None,
+) -> dict:
     import torch
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
@@ -95,8 +115,14 @@ def run(model_dir, tokenizer, examples, padding_free: bool, batch_size: int, ste
         optimizer.zero_grad()
         losses.append(float(loss.detach()))
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "tokens_per_s": real / seconds, "trained_tokens_per_s": trained / seconds,
-            "first_loss": losses[0], "final_loss": losses[-1], "steps": len(work)}
+    return {
+        "seconds": seconds,
+        "tokens_per_s": real / seconds,
+        "trained_tokens_per_s": trained / seconds,
+        "first_loss": losses[0],
+        "final_loss": losses[-1],
+        "steps": len(work),
+    }
 
 
 def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
@@ -107,7 +133,9 @@ def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, f
     batch = batches(examples, batch_size)[0]
     with torch.no_grad():
         padded = model(**DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batch)).loss
-        free = model(**DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(batch)).loss
+        free = model(
+            **DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(batch)
+        ).loss
     return float(padded), float(free)
 
 
@@ -125,26 +153,37 @@ def main(argv: list[str] | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-train-"))
     model_dir, tokenizer, examples = make_examples(work, args.targets, args.model)
     padded_loss, free_loss = same_loss(model_dir, tokenizer, examples, args.batch_size)
-    student = f"{Path(args.model).name if args.model else 'tiny Qwen3'}, " + \
-        (f"LoRA r {args.lora_rank}" if args.lora_rank else "full fine-tuning")
-    report = {"examples": len(examples), "lengths": [len(e.input_ids) for e in examples], "student": student,
-              "same_batch_loss": {"padded": padded_loss, "padding_free": free_loss},
-              "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}"}
+    student = f"{Path(args.model).name if args.model else 'tiny Qwen3'}, " + (
+        f"LoRA r {args.lora_rank}" if args.lora_rank else "full fine-tuning"
+    )
+    report = {
+        "examples": len(examples),
+        "lengths": [len(e.input_ids) for e in examples],
+        "student": student,
+        "same_batch_loss": {"padded": padded_loss, "padding_free": free_loss},
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+    }
     arms = {"padded": (False, args.batch_size, args.threads), "padding_free": (True, args.batch_size, args.threads)}
     if args.threads_arms:
         arms |= {"1 thread": (False, 1, 1), "2 threads": (False, 1, 2)}
     for name, (padding_free, batch_size, threads) in arms.items():
-        report[name] = run(model_dir, tokenizer, examples, padding_free, batch_size, args.steps, args.lora_rank, threads)
+        report[name] = run(
+            model_dir, tokenizer, examples, padding_free, batch_size, args.steps, args.lora_rank, threads
+        )
         print(name, json.dumps(report[name]), flush=True)
     report["speedup"] = report["padding_free"]["tokens_per_s"] / report["padded"]["tokens_per_s"]
-    shown = report["lengths"][:args.batch_size * args.steps]
+    shown = report["lengths"][: args.batch_size * args.steps]
     lines = ["| arm | tokens/s | loss first → last |", "|---|---:|---:|"]
-    lines += [f"| {name.replace('_', '-')}{f', batch {args.batch_size}' if name in ('padded', 'padding_free') else ', batch 1'} "
-              f"| {report[name]['tokens_per_s']:.0f} | {report[name]['first_loss']:.3f} → {report[name]['final_loss']:.3f} |"
-              for name in arms]
-    lines.append(f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {student}, examples of "
-                 f"{min(shown)}–{max(shown)} tokens, {args.steps} steps an arm, CPU. Same batch, same weights: "
-                 f"loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free.")
+    lines += [
+        f"| {name.replace('_', '-')}{f', batch {args.batch_size}' if name in ('padded', 'padding_free') else ', batch 1'} "
+        f"| {report[name]['tokens_per_s']:.0f} | {report[name]['first_loss']:.3f} → {report[name]['final_loss']:.3f} |"
+        for name in arms
+    ]
+    lines.append(
+        f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {student}, examples of "
+        f"{min(shown)}–{max(shown)} tokens, {args.steps} steps an arm, CPU. Same batch, same weights: "
+        f"loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free."
+    )
     if args.threads_arms:
         report["threads_speedup"] = report["2 threads"]["tokens_per_s"] / report["1 thread"]["tokens_per_s"]
         lines.append(f"2 threads / 1 thread: **{report['threads_speedup']:.2f}×**.")

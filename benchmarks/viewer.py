@@ -37,19 +37,43 @@ def episode(i: int, run: str) -> dict:
         returned = [f"2101.{(i * 25 + turn * 5 + k) % 99999 + 1:05d}" for k in range(5)]
         if (i + turn) % (3 if run == "base" else 2) == 0:
             returned[2] = label_id(i, turn % 3)
-        steps.append({"tool": "search_papers", "args": {"query": f"query {turn} for target {i}"},
-                      "returned_ids": returned})
-        results.append([{"id": pid, "title": f"A study of {pid} under varied conditions", "date": "2023-05-01"}
-                        for pid in returned])
+        steps.append(
+            {"tool": "search_papers", "args": {"query": f"query {turn} for target {i}"}, "returned_ids": returned}
+        )
+        results.append(
+            [
+                {"id": pid, "title": f"A study of {pid} under varied conditions", "date": "2023-05-01"}
+                for pid in returned
+            ]
+        )
     messages = [{"role": "system", "content": "system"}, {"role": "user", "content": f"brief {i}"}]
     for turn, step in enumerate(steps):
-        messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{turn}", "type": "function", "function": {"name": "search_papers", "arguments": step["args"]}}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{turn}", "content": str({"results": results[turn]})
-                         .replace("'", '"')})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{turn}",
+                        "type": "function",
+                        "function": {"name": "search_papers", "arguments": step["args"]},
+                    }
+                ],
+            }
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": f"c{turn}", "content": str({"results": results[turn]}).replace("'", '"')}
+        )
     submitted = [pid for step in steps for pid in step["returned_ids"]][::2][:10]
-    return {"instance_id": f"t{i}", "policy": run, "status": "submitted", "calls": 6, "steps": steps,
-            "messages": messages, "submission": [{"id": pid, "rationale": "close to the brief"} for pid in submitted]}
+    return {
+        "instance_id": f"t{i}",
+        "policy": run,
+        "status": "submitted",
+        "calls": 6,
+        "steps": steps,
+        "messages": messages,
+        "submission": [{"id": pid, "rationale": "close to the brief"} for pid in submitted],
+    }
 
 
 def build_site(root: Path, targets: int) -> tuple[Path, float]:
@@ -71,7 +95,8 @@ def open_until_ready(browser, uri: str, ready: str) -> float:
     start = time.perf_counter()
     browser.get(uri)
     WebDriverWait(browser, 60, poll_frequency=0.005).until(
-        lambda d: d.execute_script("return document.body.dataset.ready") == ready)
+        lambda d: d.execute_script("return document.body.dataset.ready") == ready
+    )
     return time.perf_counter() - start
 
 
@@ -80,7 +105,8 @@ def sort_all_rows(browser) -> float:
     took_ms = browser.execute_script(
         "document.body.dataset.ready = ''; const start = performance.now(); "
         "document.querySelector('#targets th[data-key=\"sft:ndcg10\"]').click(); "
-        "return document.body.dataset.ready === 'index' ? performance.now() - start : null;")
+        "return document.body.dataset.ready === 'index' ? performance.now() - start : null;"
+    )
     if took_ms is None:
         raise RuntimeError("the index did not re-render after a sort")
     return took_ms / 1000
@@ -103,26 +129,42 @@ def main(argv: list[str] | None = None) -> dict:
             target = index.with_name("target.html").as_uri() + f"#{targets // 2}"
             pages = [open_until_ready(browser, target, "target") for _ in range(args.repeats)]
             index_kb = (index.parent / "data" / "index.js").stat().st_size / 1024
-            measured[targets] = {"write_s": round(write_s, 2), "index_kb": round(index_kb),
-                                 "index_open_s": round(statistics.median(opens), 3),
-                                 "sort_s": round(statistics.median(sorts), 3),
-                                 "target_open_s": round(statistics.median(pages), 3)}
+            measured[targets] = {
+                "write_s": round(write_s, 2),
+                "index_kb": round(index_kb),
+                "index_open_s": round(statistics.median(opens), 3),
+                "sort_s": round(statistics.median(sorts), 3),
+                "target_open_s": round(statistics.median(pages), 3),
+            }
             print(f"{targets} targets: {measured[targets]}", flush=True)
         version = browser.capabilities.get("browserVersion")
     finally:
         browser.quit()
     small, large = measured[args.baseline_targets], measured[args.targets]
-    lines = ["| targets | index data | opens in | re-sort every row (in the page) | a target page opens in | site written in |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {n:,} | {m['index_kb']:,} KiB | {m['index_open_s']:.2f} s | {m['sort_s']:.3f} s | "
-              f"{m['target_open_s']:.2f} s | {m['write_s']:.1f} s |" for n, m in measured.items()]
+    lines = [
+        "| targets | index data | opens in | re-sort every row (in the page) | a target page opens in | site written in |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {n:,} | {m['index_kb']:,} KiB | {m['index_open_s']:.2f} s | {m['sort_s']:.3f} s | "
+        f"{m['target_open_s']:.2f} s | {m['write_s']:.1f} s |"
+        for n, m in measured.items()
+    ]
     ratio = large["index_open_s"] / small["index_open_s"]
-    lines.append(f"\nThe {args.targets:,}-target index opens in {large['index_open_s']:.2f} s, "
-                 f"{ratio:.1f}x the {args.baseline_targets:,}-target one (goal: under 2 s).")
-    report = {"benchmark": "viewer", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"platform": platform.platform(), "processor": platform.processor()},
-              "browser": f"chromium {version}", "repeats": args.repeats, "measured": measured,
-              "index_open_ratio": round(ratio, 2), "markdown": "\n".join(lines)}
+    lines.append(
+        f"\nThe {args.targets:,}-target index opens in {large['index_open_s']:.2f} s, "
+        f"{ratio:.1f}x the {args.baseline_targets:,}-target one (goal: under 2 s)."
+    )
+    report = {
+        "benchmark": "viewer",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.processor()},
+        "browser": f"chromium {version}",
+        "repeats": args.repeats,
+        "measured": measured,
+        "index_open_ratio": round(ratio, 2),
+        "markdown": "\n".join(lines),
+    }
     return finish(report, args.json)
 
 

@@ -64,9 +64,16 @@ def local_backends(model: str, tasks, backend, work: Path, max_new_tokens: int) 
     vllm_s = timed_run(vllm, tasks, backend, work / "vllm")
     vllm.close()  # frees the cores for the server arms
     calls = sum(row["calls"] for row in episodes(work / "vllm"))
-    return {"hf_batched_eps": len(tasks) / hf_s, "vllm_eps": len(tasks) / vllm_s, "speedup": hf_s / vllm_s,
-            "hf_s": hf_s, "vllm_s": vllm_s, "vllm_engine_start_s": start_s, "model_calls": calls,
-            "identical_episodes": same_episodes(work / "hf", work / "vllm")}
+    return {
+        "hf_batched_eps": len(tasks) / hf_s,
+        "vllm_eps": len(tasks) / vllm_s,
+        "speedup": hf_s / vllm_s,
+        "hf_s": hf_s,
+        "vllm_s": vllm_s,
+        "vllm_engine_start_s": start_s,
+        "model_calls": calls,
+        "identical_episodes": same_episodes(work / "hf", work / "vllm"),
+    }
 
 
 def server_concurrency(folder: Path, tasks, backend, work: Path, max_new_tokens: int) -> dict:
@@ -75,16 +82,29 @@ def server_concurrency(folder: Path, tasks, backend, work: Path, max_new_tokens:
 
     process, url = start_vllm_server(folder, {}, kv_cache_gib=2)
     try:
+
         def make(concurrency):
-            return LiteLLMPolicy(f"hosted_vllm/{folder}", api_base=url, api_key="unused", use_cache=False,
-                                 max_new_tokens=max_new_tokens, concurrency=concurrency)
+            return LiteLLMPolicy(
+                f"hosted_vllm/{folder}",
+                api_base=url,
+                api_key="unused",
+                use_cache=False,
+                max_new_tokens=max_new_tokens,
+                concurrency=concurrency,
+            )
+
         timed_run(make(4), tasks[:4], backend, work / "server-warm-up")
         serial = timed_run(make(1), tasks, backend, work / "server-1")
         concurrent = timed_run(make(16), tasks, backend, work / "server-16")
     finally:
         stop_process_group(process)
-    return {"concurrency_1_eps": len(tasks) / serial, "concurrency_16_eps": len(tasks) / concurrent,
-            "speedup": serial / concurrent, "serial_s": serial, "concurrent_s": concurrent}
+    return {
+        "concurrency_1_eps": len(tasks) / serial,
+        "concurrency_16_eps": len(tasks) / concurrent,
+        "speedup": serial / concurrent,
+        "serial_s": serial,
+        "concurrent_s": concurrent,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -100,23 +120,33 @@ def main(argv: list[str] | None = None) -> dict:
     corpus, instances, _ = load_benchmark("world")
     tasks = [inst for inst in instances if inst.split == "eval"]
     backend = BM25Backend(corpus, cache_dir=work / "index")
-    report = {"model": args.model, "protocol": PROTOCOL.to_dict(), "max_new_tokens": args.max_new_tokens,
-              "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, "
-                         f"Python {platform.python_version()}",
-              "local": local_backends(args.model, tasks[:args.episodes], backend, work, args.max_new_tokens)}
+    report = {
+        "model": args.model,
+        "protocol": PROTOCOL.to_dict(),
+        "max_new_tokens": args.max_new_tokens,
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "local": local_backends(args.model, tasks[: args.episodes], backend, work, args.max_new_tokens),
+    }
     local = report["local"]
-    lines = ["| arms (same run) | baseline (episodes/s) | improved (episodes/s) | ratio |", "|---|---:|---:|---:|",
-             f"| real Qwen2.5-0.5B, float32, {args.episodes} world episodes: hf batched → vllm "
-             f"| {local['hf_batched_eps']:.3f} | {local['vllm_eps']:.3f} | **{local['speedup']:.1f}×** |"]
+    lines = [
+        "| arms (same run) | baseline (episodes/s) | improved (episodes/s) | ratio |",
+        "|---|---:|---:|---:|",
+        f"| real Qwen2.5-0.5B, float32, {args.episodes} world episodes: hf batched → vllm "
+        f"| {local['hf_batched_eps']:.3f} | {local['vllm_eps']:.3f} | **{local['speedup']:.1f}×** |",
+    ]
     if not args.skip_server:
         folder = resolve_model(args.model)
-        server = server_concurrency(Path(folder), tasks[:args.server_episodes], backend, work, args.max_new_tokens)
+        server = server_concurrency(Path(folder), tasks[: args.server_episodes], backend, work, args.max_new_tokens)
         report["server"] = server
-        lines.append(f"| litellm → vLLM server, {args.server_episodes} world episodes: concurrency 1 → 16 "
-                     f"| {server['concurrency_1_eps']:.3f} | {server['concurrency_16_eps']:.3f} "
-                     f"| **{server['speedup']:.1f}×** |")
-    lines.append(f"\nIdentical hf and vllm episodes: {local['identical_episodes']} of {args.episodes}; "
-                 f"vLLM engine start {local['vllm_engine_start_s']:.0f} s (not in the ratio).")
+        lines.append(
+            f"| litellm → vLLM server, {args.server_episodes} world episodes: concurrency 1 → 16 "
+            f"| {server['concurrency_1_eps']:.3f} | {server['concurrency_16_eps']:.3f} "
+            f"| **{server['speedup']:.1f}×** |"
+        )
+    lines.append(
+        f"\nIdentical hf and vllm episodes: {local['identical_episodes']} of {args.episodes}; "
+        f"vLLM engine start {local['vllm_engine_start_s']:.0f} s (not in the ratio)."
+    )
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 

@@ -39,8 +39,12 @@ SHAPES = [  # key papers a line, method papers a variant, line growth, maturity 
 def measure(key: int, method: int, growth: float, floor: float, seed: int = 0, k: int = 5) -> dict:
     import hindsight.data.world as world
 
-    with mock.patch.multiple(world, KEY_PAPERS_PER_LINE=key, METHOD_PAPERS_PER_VARIANT=method,
-                             LINE_GROWTH=growth, MATURITY_FLOOR=floor), tempfile.TemporaryDirectory() as tmp:
+    with (
+        mock.patch.multiple(
+            world, KEY_PAPERS_PER_LINE=key, METHOD_PAPERS_PER_VARIANT=method, LINE_GROWTH=growth, MATURITY_FLOOR=floor
+        ),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         world.write_world(tmp, seed)
         vocab = world.World(seed).vocab
         corpus, instances, _ = load_native(tmp)
@@ -55,17 +59,24 @@ def measure(key: int, method: int, growth: float, floor: float, seed: int = 0, k
             opening = [hit.id for hit in backend.search(inst.brief.split(". ")[0], inst.cutoff, k)]
             surfaced, rng = set(opening), random.Random(inst.id)
             for _ in range(3):
-                query = " ".join(rng.sample(vocab.sub[inst.audit["subproblem"]], 2)
-                                 + rng.sample(vocab.variant[inst.audit["variant"]], 2))
+                query = " ".join(
+                    rng.sample(vocab.sub[inst.audit["subproblem"]], 2)
+                    + rng.sample(vocab.variant[inst.audit["variant"]], 2)
+                )
                 surfaced |= {hit.id for hit in backend.search(query, inst.cutoff, k)}
             found.update(tier[pid] for pid in surfaced if pid in tier)
             brief_gain += oracle_gain(opening, inst.gains)
             oracle += oracle_gain(surfaced, inst.gains)
-    return {"key_papers_per_line": key, "method_papers_per_variant": method, "line_growth": growth,
-            "maturity_floor": floor,
-            "recall_share_of_gain": sum(lab.gain for lab in labels if lab.id in trained) / sum(lab.gain for lab in labels),
-            "oracle_t3_found": found["T3"] / total["T3"], "oracle_exposed_gain": oracle / len(evaluation),
-            "brief_exposed_gain": brief_gain / len(evaluation)}
+    return {
+        "key_papers_per_line": key,
+        "method_papers_per_variant": method,
+        "line_growth": growth,
+        "maturity_floor": floor,
+        "recall_share_of_gain": sum(lab.gain for lab in labels if lab.id in trained) / sum(lab.gain for lab in labels),
+        "oracle_t3_found": found["T3"] / total["T3"],
+        "oracle_exposed_gain": oracle / len(evaluation),
+        "brief_exposed_gain": brief_gain / len(evaluation),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,11 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     rows = [measure(*shape) for shape in SHAPES]
-    lines = ["| papers a line / a variant | line growth | maturity floor | eval gain reachable by recall | oracle finds of T3 | oracle exposed gain | brief's exposed gain |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['key_papers_per_line']} / {r['method_papers_per_variant']} | {r['line_growth']:g} | "
-              f"{r['maturity_floor']:g} | {r['recall_share_of_gain']:.0%} | {r['oracle_t3_found']:.0%} | "
-              f"{r['oracle_exposed_gain']:.3f} | {r['brief_exposed_gain']:.3f} |" for r in rows]
+    lines = [
+        "| papers a line / a variant | line growth | maturity floor | eval gain reachable by recall | oracle finds of T3 | oracle exposed gain | brief's exposed gain |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['key_papers_per_line']} / {r['method_papers_per_variant']} | {r['line_growth']:g} | "
+        f"{r['maturity_floor']:g} | {r['recall_share_of_gain']:.0%} | {r['oracle_t3_found']:.0%} | "
+        f"{r['oracle_exposed_gain']:.3f} | {r['brief_exposed_gain']:.3f} |"
+        for r in rows
+    ]
     finish({"rows": rows, "markdown": "\n".join(lines)}, args.json)
     return 0
 

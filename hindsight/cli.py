@@ -20,7 +20,10 @@ COMMANDS = {
     "audit": ("hindsight.distill.audit", "leak audit of an SFT set"),
     "naive": ("hindsight.distill.naive", "naive first-query demonstrations"),
     "sft": ("hindsight.train.sft", "LoRA SFT of the student (under accelerate launch for several GPUs)"),
-    "rl": ("hindsight.rl.grpo", "GRPO of a student on the search environment (under accelerate launch for several GPUs)"),
+    "rl": (
+        "hindsight.rl.grpo",
+        "GRPO of a student on the search environment (under accelerate launch for several GPUs)",
+    ),
     "run": ("hindsight.eval.run", "run one policy over the evaluation split"),
     "compare": ("hindsight.eval.compare", "compare runs: funnel, end-to-end metrics, paired intervals"),
     "report": ("hindsight.eval.report", "print one run"),
@@ -44,8 +47,10 @@ def validate(paths: list[str], overrides: list[str] | None = None) -> list[str]:
     for path in paths:
         recipe = load_recipe(path, overrides)
         stages = [importlib.import_module(module).recipe_summary(recipe) for module in RECIPE_SECTIONS]
-        lines.append(f"{path}: ok — {recipe.data.source}/{recipe.data.split}, policy {recipe.policy.backend}, "
-                     f"{', '.join(stages)}, runs in {recipe.runs_dir}")
+        lines.append(
+            f"{path}: ok — {recipe.data.source}/{recipe.data.split}, policy {recipe.policy.backend}, "
+            f"{', '.join(stages)}, runs in {recipe.runs_dir}"
+        )
     return lines
 
 
@@ -69,7 +74,8 @@ def validate_main(argv: list[str]) -> int:
 def usage() -> str:
     width = max(map(len, COMMANDS))
     return "usage: hindsight COMMAND [ARGS]   (hindsight COMMAND -h for its arguments)\n\n" + "\n".join(
-        f"  {name:<{width}}  {what}" for name, (_, what) in COMMANDS.items())
+        f"  {name:<{width}}  {what}" for name, (_, what) in COMMANDS.items()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

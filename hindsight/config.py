@@ -69,10 +69,18 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 @dataclass(frozen=True)
 class LoraSettings:
-    rank: int = 16                # the adapter's rank (one vLLM can serve: 1, 8, 16, 32, 64, ...)
-    alpha: int = 32               # LoRA scaling numerator (the update is scaled by alpha / rank)
-    dropout: float = 0.0          # dropout on the adapter's input
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # the linear layers that get an adapter
+    rank: int = 16  # the adapter's rank (one vLLM can serve: 1, 8, 16, 32, 64, ...)
+    alpha: int = 32  # LoRA scaling numerator (the update is scaled by alpha / rank)
+    dropout: float = 0.0  # dropout on the adapter's input
+    target_modules: tuple[str, ...] = (
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    )  # the linear layers that get an adapter
 
 
 def read_lora(raw: dict | None, where: str) -> LoraSettings | None:

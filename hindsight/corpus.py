@@ -39,14 +39,20 @@ class LoadReport:
     read: int = 0
     loaded: int = 0
     skipped: int = 0
-    filtered: int = 0                # outside the asked categories
+    filtered: int = 0  # outside the asked categories
     skipped_by_reason: Counter = field(default_factory=Counter)
     first_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "read": self.read, "loaded": self.loaded, "skipped": self.skipped,
-                "filtered": self.filtered,
-                "skipped_by_reason": dict(self.skipped_by_reason), "first_errors": list(self.first_errors)}
+        return {
+            "path": self.path,
+            "read": self.read,
+            "loaded": self.loaded,
+            "skipped": self.skipped,
+            "filtered": self.filtered,
+            "skipped_by_reason": dict(self.skipped_by_reason),
+            "first_errors": list(self.first_errors),
+        }
 
 
 class Corpus:
@@ -106,7 +112,11 @@ def detect_format(path: Path) -> str:
     if path.suffix == ".parquet":
         return "parquet"
     for _, record, _ in read_jsonl(path):
-        return "arxiv-snapshot" if isinstance(record, dict) and "versions" in record and "update_date" in record else "jsonl"
+        return (
+            "arxiv-snapshot"
+            if isinstance(record, dict) and "versions" in record and "update_date" in record
+            else "jsonl"
+        )
     return "jsonl"
 
 
@@ -129,13 +139,23 @@ def snapshot_record(record: dict) -> dict:
     categories = record.get("categories") or ""
     if not isinstance(categories, str):
         raise SchemaError(f"field 'categories': expected a space-separated string, got {categories!r}")
-    return {"id": record.get("id"), "title": " ".join(str(record.get("title") or "").split()),
-            "abstract": " ".join(str(record.get("abstract") or "").split()), "date": date,
-            "categories": categories.split()}
+    return {
+        "id": record.get("id"),
+        "title": " ".join(str(record.get("title") or "").split()),
+        "abstract": " ".join(str(record.get("abstract") or "").split()),
+        "date": date,
+        "categories": categories.split(),
+    }
 
 
-def load_papers(path: str | Path, *, date_field: str = "date", skip_bad: bool = False, format: str = "auto",
-                categories: tuple[str, ...] = ()) -> tuple[list[Paper], LoadReport]:
+def load_papers(
+    path: str | Path,
+    *,
+    date_field: str = "date",
+    skip_bad: bool = False,
+    format: str = "auto",
+    categories: tuple[str, ...] = (),
+) -> tuple[list[Paper], LoadReport]:
     """The papers of one file, validated, in file order, and what was read, skipped and filtered."""
     path = Path(path)
     if not path.exists():
@@ -180,11 +200,19 @@ def load_papers(path: str | Path, *, date_field: str = "date", skip_bad: bool = 
     return papers, report
 
 
-def load_corpus(path: str | Path, *, date_field: str = "date", skip_bad: bool = False, format: str = "auto",
-                categories: tuple[str, ...] = ()) -> Corpus:
+def load_corpus(
+    path: str | Path,
+    *,
+    date_field: str = "date",
+    skip_bad: bool = False,
+    format: str = "auto",
+    categories: tuple[str, ...] = (),
+) -> Corpus:
     """Load and validate a corpus. `date_field` names the column holding the first-posted date."""
     papers, report = load_papers(path, date_field=date_field, skip_bad=skip_bad, format=format, categories=categories)
     if not papers:
-        raise CorpusError(f"{path}: no papers loaded ({report.read} records read, {report.skipped} skipped, "
-                          f"{report.filtered} outside the categories)")
+        raise CorpusError(
+            f"{path}: no papers loaded ({report.read} records read, {report.skipped} skipped, "
+            f"{report.filtered} outside the categories)"
+        )
     return Corpus(papers, report)

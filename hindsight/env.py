@@ -30,14 +30,15 @@ class ToolArgumentError(ValueError):
 
 @dataclass(frozen=True)
 class ToolResult:
-    content: str          # what the agent sees as the tool's answer
-    error: str | None     # the refusal reason, if refused
-    done: bool            # the episode has ended
+    content: str  # what the agent sees as the tool's answer
+    error: str | None  # the refusal reason, if refused
+    done: bool  # the episode has ended
 
 
 class SearchEnv:
-    def __init__(self, task: Task, backend: SearchBackend, config: ProtocolConfig | None = None,
-                 prompts: dict | None = None):
+    def __init__(
+        self, task: Task, backend: SearchBackend, config: ProtocolConfig | None = None, prompts: dict | None = None
+    ):
         if not isinstance(task, Task):
             # The information boundary: an Instance carries labels and must never reach here.
             raise TypeError(f"SearchEnv takes a Task, not {type(task).__name__}; use Instance.task()")
@@ -49,7 +50,7 @@ class SearchEnv:
         self.steps: list[Step] = []
         self.submission: list[SubmittedPaper] = []
         self.status: str | None = None
-        self.surfaced: set[str] = set()   # ids this episode's searches returned: all read_paper may open
+        self.surfaced: set[str] = set()  # ids this episode's searches returned: all read_paper may open
 
     # -- public surface -------------------------------------------------------------------------
 
@@ -93,9 +94,15 @@ class SearchEnv:
 
     def episode(self, instance_id: str, policy: str = "") -> Episode:
         """The log so far, recorded under `instance_id` (the evaluator's name for this task)."""
-        return Episode(instance_id=instance_id, policy=policy, protocol_hash=self.protocol_hash(),
-                       steps=list(self.steps), submission=list(self.submission),
-                       status=self.status or "error", calls=len(self.steps))
+        return Episode(
+            instance_id=instance_id,
+            policy=policy,
+            protocol_hash=self.protocol_hash(),
+            steps=list(self.steps),
+            submission=list(self.submission),
+            status=self.status or "error",
+            calls=len(self.steps),
+        )
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -132,8 +139,9 @@ class SearchEnv:
             hits = self._search(args)
             step.returned_ids = [hit.id for hit in hits]
             self.surfaced.update(step.returned_ids)
-            return json.dumps({"results": [self._render(hit) for hit in hits], "calls_left": self.calls_left},
-                              ensure_ascii=False)
+            return json.dumps(
+                {"results": [self._render(hit) for hit in hits], "calls_left": self.calls_left}, ensure_ascii=False
+            )
         if tool == "read_paper":
             paper = self._read(args)
             step.returned_ids = [paper["id"]]
@@ -158,13 +166,19 @@ class SearchEnv:
         hits = self.backend.search(query, self.task.cutoff, limit)
         late = [hit.id for hit in hits if hit.date >= self.task.cutoff]
         if late or len(hits) > limit:
-            raise SearchBackendError(f"backend broke the protocol for {query!r} at cutoff {self.task.cutoff}: "
-                                     f"{len(hits)} hits for limit {limit}, post-cutoff ids {late}")
+            raise SearchBackendError(
+                f"backend broke the protocol for {query!r} at cutoff {self.task.cutoff}: "
+                f"{len(hits)} hits for limit {limit}, post-cutoff ids {late}"
+            )
         return hits
 
     def _render(self, hit: Hit) -> dict:
-        shown = {"id": hit.id, "title": hit.title, "date": hit.date.isoformat(),
-                 "abstract": truncate_words(hit.abstract, self.config.abstract_words)}
+        shown = {
+            "id": hit.id,
+            "title": hit.title,
+            "date": hit.date.isoformat(),
+            "abstract": truncate_words(hit.abstract, self.config.abstract_words),
+        }
         return {name: shown[name] for name in self.config.fields}
 
     def _read(self, args: dict) -> dict:
@@ -174,8 +188,9 @@ class SearchEnv:
         if normalize_arxiv_id(paper_id) not in self.surfaced:
             # Reading only what a search showed keeps read_paper from being a way to reach a
             # paper whose id the agent knows from elsewhere.
-            raise ToolArgumentError(f"read_paper opens only papers a search of this task returned; {paper_id!r} "
-                                    f"was not among them")
+            raise ToolArgumentError(
+                f"read_paper opens only papers a search of this task returned; {paper_id!r} was not among them"
+            )
         corpus = getattr(self.backend, "corpus", None)
         paper = corpus.get(normalize_arxiv_id(paper_id) or "") if corpus is not None else None
         # A paper from after the cutoff is reported exactly like a missing one: no hint it exists.

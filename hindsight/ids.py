@@ -18,9 +18,7 @@ import re
 
 __all__ = ["normalize_arxiv_id", "is_arxiv_id"]
 
-_PREFIX = re.compile(
-    r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE
-)
+_PREFIX = re.compile(r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE)
 _NEW = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(?:v\d+)?$")
 _OLD = re.compile(r"^([a-z]+(?:-[a-z]+)*)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})(?:v\d+)?$", re.IGNORECASE)
 

@@ -27,7 +27,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import product
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -39,17 +39,70 @@ if TYPE_CHECKING:
     from hindsight.lexicon import Lexicon
 
 # Letters of other scripts that render like Latin ones (the common confusables).
-_CONFUSABLES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
-    "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w",
-    "һ": "h", "ӏ": "l", "ɡ": "g", "ɑ": "a", "ο": "o", "α": "a", "ν": "v", "ι": "i", "κ": "k", "τ": "t",
-    "ρ": "p", "υ": "u", "χ": "x", "ε": "e", "η": "n", "β": "b", "γ": "y", "ω": "w", "μ": "u",
-    "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l",
-})
-_SPELLINGS = [(re.compile(pattern), repl) for pattern, repl in (
-    (r"isation", "ization"), (r"is(e|ed|es|ing|er|ers)$", r"iz\1"), (r"ys(e|ed|es|ing)$", r"yz\1"),
-    (r"our(s|ed|ing|ful)?$", r"or\1"), (r"([^aeiou])tre(s)?$", r"\1ter\2"), (r"ll(ing|ed|er|ers)$", r"l\1"),
-    (r"ogue(s)?$", r"og\1"))]
+_CONFUSABLES = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+        "һ": "h",
+        "ӏ": "l",
+        "ɡ": "g",
+        "ɑ": "a",
+        "ο": "o",
+        "α": "a",
+        "ν": "v",
+        "ι": "i",
+        "κ": "k",
+        "τ": "t",
+        "ρ": "p",
+        "υ": "u",
+        "χ": "x",
+        "ε": "e",
+        "η": "n",
+        "β": "b",
+        "γ": "y",
+        "ω": "w",
+        "μ": "u",
+        "ı": "i",
+        "ȷ": "j",
+        "ℓ": "l",
+        "ß": "ss",
+        "æ": "ae",
+        "œ": "oe",
+        "ø": "o",
+        "đ": "d",
+        "ł": "l",
+    }
+)
+_SPELLINGS = [
+    (re.compile(pattern), repl)
+    for pattern, repl in (
+        (r"isation", "ization"),
+        (r"is(e|ed|es|ing|er|ers)$", r"iz\1"),
+        (r"ys(e|ed|es|ing)$", r"yz\1"),
+        (r"our(s|ed|ing|ful)?$", r"or\1"),
+        (r"([^aeiou])tre(s)?$", r"\1ter\2"),
+        (r"ll(ing|ed|er|ers)$", r"l\1"),
+        (r"ogue(s)?$", r"og\1"),
+    )
+]
 _WORD = re.compile(r"[a-z0-9]+")
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]")
@@ -60,12 +113,43 @@ _GLUE = frozenset(w for w in _CONTENT_STOP if len(w) >= 2)
 
 # Capital letters of other scripts that render like Latin capitals: mapped before lower-casing,
 # where they would become other letters (Greek Η is "h" to the eye, η after lower()).
-_CAPITAL_CONFUSABLES = str.maketrans({
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
-    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H",
-    "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ү": "Y", "Ԛ": "Q",
-    "Ԝ": "W", "Ӏ": "I", "Ь": "b",
-})
+_CAPITAL_CONFUSABLES = str.maketrans(
+    {
+        "Α": "A",
+        "Β": "B",
+        "Ε": "E",
+        "Ζ": "Z",
+        "Η": "H",
+        "Ι": "I",
+        "Κ": "K",
+        "Μ": "M",
+        "Ν": "N",
+        "Ο": "O",
+        "Ρ": "P",
+        "Τ": "T",
+        "Υ": "Y",
+        "Χ": "X",
+        "А": "A",
+        "В": "B",
+        "Е": "E",
+        "К": "K",
+        "М": "M",
+        "Н": "H",
+        "О": "O",
+        "Р": "P",
+        "С": "C",
+        "Т": "T",
+        "Х": "X",
+        "Ѕ": "S",
+        "І": "I",
+        "Ј": "J",
+        "Ү": "Y",
+        "Ԛ": "Q",
+        "Ԝ": "W",
+        "Ӏ": "I",
+        "Ь": "b",
+    }
+)
 # Digits and signs written for letters inside a word ("hi3rarchica1", "cl@ssifier").
 _LETTER_OF_DIGIT = {"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"}
 _LEET = str.maketrans(_LETTER_OF_DIGIT)
@@ -106,14 +190,20 @@ def _decoded_token(match: re.Match) -> str:
     """A base64 or hex token as the text it encodes, or as it is when it encodes no text."""
     token = match.group()
     attempts = [lambda: bytes.fromhex(token)] if _HEX.fullmatch(token) else []
-    attempts += [lambda: base64.b64decode(token + "=" * (-len(token) % 4), validate=True),
-                 lambda: base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))]
+    attempts += [
+        lambda: base64.b64decode(token + "=" * (-len(token) % 4), validate=True),
+        lambda: base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)),
+    ]
     for attempt in attempts:
         try:
             text = attempt().decode("utf-8")
         except (ValueError, UnicodeDecodeError):
             continue
-        if len(text) >= 4 and text.isprintable() and sum(ch.isalnum() or ch.isspace() for ch in text) >= 0.7 * len(text):
+        if (
+            len(text) >= 4
+            and text.isprintable()
+            and sum(ch.isalnum() or ch.isspace() for ch in text) >= 0.7 * len(text)
+        ):
             return f" {text} "
     return token
 
@@ -132,10 +222,12 @@ def fold(text: str) -> str:
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if unicodedata.category(ch) not in _MARKS)
     text = text.lower()
-    return _SIGN_FOR_LETTER.sub(lambda m: "a" if m.group() == "@" else "s", text) if ("@" in text or "$" in text) else text
+    return (
+        _SIGN_FOR_LETTER.sub(lambda m: "a" if m.group() == "@" else "s", text) if ("@" in text or "$" in text) else text
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fold_char(ch: str) -> str:
     category = unicodedata.category(ch)
     if category in _MARKS:
@@ -147,13 +239,13 @@ def _fold_char(ch: str) -> str:
     return _latin_letter(ch) or ch
 
 
-@lru_cache(maxsize=None)
+@cache
 def _latin_letter(ch: str) -> str:
     """The Latin letter a character is a form of, read from its Unicode name ("LATIN LETTER SMALL
     CAPITAL A", "REGIONAL INDICATOR SYMBOL LETTER A", "NEGATIVE SQUARED LATIN CAPITAL LETTER A",
     "LATIN SMALL LETTER DOTLESS I"): small capitals, modifier and indicator letters and the like,
     which compatibility normalisation leaves alone."""
-    if ch.isascii() or unicodedata.category(ch) in _MARKS:   # COMBINING LATIN SMALL LETTER A is a mark
+    if ch.isascii() or unicodedata.category(ch) in _MARKS:  # COMBINING LATIN SMALL LETTER A is a mark
         return ""
     name = unicodedata.name(ch, "")
     if "LATIN" not in name and not name.startswith("REGIONAL INDICATOR"):
@@ -177,7 +269,7 @@ def _read_digits(word: str, one: str, vocabulary: frozenset[str] = frozenset()) 
 @lru_cache(maxsize=20_000)
 def _either_reading(word: str, vocabulary: frozenset[str]) -> str:
     ones = word.count("1")
-    if ones == 0 or ones > 6:   # past six ones, 64 readings: the plain ones stand
+    if ones == 0 or ones > 6:  # past six ones, 64 readings: the plain ones stand
         return word.replace("1", "l")
     parts = word.split("1")
     for letters in product("li", repeat=ones):
@@ -200,7 +292,7 @@ def spelled(word: str) -> str:
     """One spelling of a word (British and American forms meet), then its stem."""
     if len(word) >= 5 and not _DIGITS.search(word):
         if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            word = word[:-1]    # the singular first, so that a plural meets the same spelling rule
+            word = word[:-1]  # the singular first, so that a plural meets the same spelling rule
         for pattern, repl in _SPELLINGS:
             word = pattern.sub(repl, word)
     return _stem(word)
@@ -212,11 +304,13 @@ def segment(word: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
     together ("componentvariant", "asurvey"), each optionally with a plural s; else the word itself."""
     if len(word) < 5 or word in vocabulary:
         return (word,)
-    best: list[list[str] | None] = [[]] + [None] * len(word)   # best[i]: fewest pieces for word[:i]
+    best: list[list[str] | None] = [[]] + [None] * len(word)  # best[i]: fewest pieces for word[:i]
     for end in range(1, len(word) + 1):
         for start in range(max(0, end - 40), end):
             piece = word[start:end]
-            if best[start] is not None and (piece in vocabulary or piece == "a" or (piece.endswith("s") and piece[:-1] in vocabulary)):
+            if best[start] is not None and (
+                piece in vocabulary or piece == "a" or (piece.endswith("s") and piece[:-1] in vocabulary)
+            ):
                 if best[end] is None or len(best[start]) + 1 < len(best[end]):
                     best[end] = best[start] + [piece]
     return tuple(best[-1]) if best[-1] and len(best[-1]) > 1 else (word,)
@@ -263,7 +357,7 @@ def _lenient_segment(run: str, vocabulary: frozenset[str]) -> str:
     best: list[tuple[tuple[int, int], list[str]]] = [((0, 0), [])] + [(inf, [])] * len(run)
     for end in range(1, len(run) + 1):
         cost, pieces = best[end - 1]
-        best[end] = ((cost[0] + 1, cost[1]), pieces)          # skip one letter
+        best[end] = ((cost[0] + 1, cost[1]), pieces)  # skip one letter
         for start in range(max(0, end - 40), end - 2):
             piece = run[start:end]
             if piece in vocabulary or (piece.endswith("s") and piece[:-1] in vocabulary):
@@ -287,8 +381,10 @@ def _shortenings(vocabulary: frozenset[str]) -> tuple[dict[str, str], dict[str, 
     long_words = [w for w in vocabulary if len(w) >= 4 and w.isalpha()]
     skeletons = _unique((_VOWELS.sub("", w), w) for w in long_words)
     prefixes = _unique((w[:end], w) for w in long_words for end in range(5, len(w) - 1))
-    return ({k: w for k, w in skeletons.items() if len(k) >= 3},
-            {k: w for k, w in prefixes.items() if k not in vocabulary})
+    return (
+        {k: w for k, w in skeletons.items() if len(k) >= 3},
+        {k: w for k, w in prefixes.items() if k not in vocabulary},
+    )
 
 
 def _shifted(folded: str, vocabulary: frozenset[str]) -> str:
@@ -330,7 +426,7 @@ def _disguise_readings(folded: str, vocabulary: frozenset[str]) -> list[str]:
     run_together = [_lenient_segment(w, vocabulary) for w in found if len(w) >= 12 and w not in vocabulary]
     if any(run_together):
         readings.append(" ".join(run_together))
-    if len(found) >= 6:   # a word per letter (a spelling alphabet, any words): the letters are their initials
+    if len(found) >= 6:  # a word per letter (a spelling alphabet, any words): the letters are their initials
         initials = _lenient_segment("".join(w[0] for w in found), vocabulary)
         if initials:
             readings.append(initials)
@@ -373,15 +469,16 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in _CONTENT_STOP]
 
 
-def ngrams(text: str, n: int, vocabulary: frozenset[str] = frozenset(), disguises: bool = False
-           ) -> set[tuple[str, ...]]:
+def ngrams(
+    text: str, n: int, vocabulary: frozenset[str] = frozenset(), disguises: bool = False
+) -> set[tuple[str, ...]]:
     """Word n-grams of the folded, stemmed text (under each reading of its digits, and with
     `disguises` of each reading of text written to hide its words)."""
     grams: set[tuple[str, ...]] = set()
     for folded in _texts(text, vocabulary, disguises):
         for one in _readings(folded, vocabulary):
             stems = [spelled(w) for w in _words_of(folded, vocabulary, one)]
-            grams |= {tuple(stems[i:i + n]) for i in range(len(stems) - n + 1)}
+            grams |= {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
     return grams
 
 
@@ -406,8 +503,13 @@ def title_coverage(title: str, held: set[str], public: frozenset[str] = frozense
     return (len(covered) / len(stems) if stems else 0.0), len(stems)
 
 
-def title_in_queries(title: str, queries: list[str], share: float, public: frozenset[str] = frozenset(),
-                     vocabulary: frozenset[str] = frozenset()) -> str | None:
+def title_in_queries(
+    title: str,
+    queries: list[str],
+    share: float,
+    public: frozenset[str] = frozenset(),
+    vocabulary: frozenset[str] = frozenset(),
+) -> str | None:
     """Why these queries (all of an episode's so far) spell out `title`, or None. Only words
     beyond the `public` ones count, and the queries count together, so a title split across
     several of them (in any order, with other words between) is caught like a title in one.
@@ -446,7 +548,7 @@ _DIGIT_OF_LETTER = str.maketrans({"o": "0", "l": "1", "i": "1"})
 
 def _digits_for_letters(match: re.Match) -> str:
     head, separator, tail = match.groups()
-    if sum(ch.isdigit() for ch in head + tail) < 5:     # mostly letters: a word, not an id
+    if sum(ch.isdigit() for ch in head + tail) < 5:  # mostly letters: a word, not an id
         return match.group()
     return head.translate(_DIGIT_OF_LETTER) + separator + tail.translate(_DIGIT_OF_LETTER)
 
@@ -465,8 +567,11 @@ def ids_in(text: str) -> set[str]:
 
 def _has_digits(text: str) -> bool:
     """Whether `text` holds a digit, of any script or form (circled, full-width, encoded...)."""
-    return bool(_DIGITS.search(text)) or (not text.isascii() or "\\" in text or len(text) >= 16) and bool(
-        _DIGITS.search(fold(text)))
+    return (
+        bool(_DIGITS.search(text))
+        or (not text.isascii() or "\\" in text or len(text) >= 16)
+        and bool(_DIGITS.search(fold(text)))
+    )
 
 
 def _ids_of(folded: str) -> set[str]:
@@ -489,26 +594,36 @@ def private_id_in(text: str, private: Iterable[str]) -> set[str]:
     if not private or not (_has_digits(text) or _NUMBER_WORD.search(text.lower()) or _SPOKEN.search(text.lower())):
         return set()
     folded = _id_text(text)
-    if _NUMBER_WORD.search(folded):   # digits written as words: "two one zero six point ..."
+    if _NUMBER_WORD.search(folded):  # digits written as words: "two one zero six point ..."
         folded += " " + _id_text(_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group()], folded))
     spoken = _spoken_ids(folded, private) if _SPOKEN.search(folded) else set()
     hits = _ids_of(folded) & private
     # letters for digits however many, since only the private ids themselves are looked for ("2OI2.OOO88")
-    hits |= {pid for head, _, tail in _ID_WITH_LETTERS.findall(folded)
-             if (pid := normalize_arxiv_id(head.translate(_DIGIT_OF_LETTER) + "." + tail.translate(_DIGIT_OF_LETTER)))
-             in private}
+    hits |= {
+        pid
+        for head, _, tail in _ID_WITH_LETTERS.findall(folded)
+        if (pid := normalize_arxiv_id(head.translate(_DIGIT_OF_LETTER) + "." + tail.translate(_DIGIT_OF_LETTER)))
+        in private
+    }
     squashed = _squash(folded)
     # its digits run together, in order or reversed
     return hits | spoken | {pid for pid in private if _squash(pid) in squashed or _squash(pid)[::-1] in squashed}
 
 
-_NUMBER_WORDS = {word: str(digit) for digit, word in enumerate(
-    "zero one two three four five six seven eight nine".split())} | {"oh": "0", "nought": "0", "point": ".", "dot": "."}
+_NUMBER_WORDS = {
+    word: str(digit) for digit, word in enumerate("zero one two three four five six seven eight nine".split())
+} | {"oh": "0", "nought": "0", "point": ".", "dot": "."}
 _NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 # numbers as they are said: tens with or without a unit, teens, a digit doubled or tripled
-_TENS = {word: str(tens) for tens, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
-_TEENS = {word: str(n) for n, word in enumerate(
-    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(), 10)}
+_TENS = {
+    word: str(tens) for tens, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)
+}
+_TEENS = {
+    word: str(n)
+    for n, word in enumerate(
+        "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(), 10
+    )
+}
 _SPOKEN = re.compile(rf"\b(?:{'|'.join([*_TENS, *_TEENS, 'double', 'triple'])})\b")
 _SAID = re.compile(r"[a-z]+|\d+|[^\sa-z\d-]+")
 
@@ -517,7 +632,7 @@ def _spoken_ids(folded: str, private: set[str]) -> set[str]:
     """The private ids that numbers said as words spell: "twenty-one oh six point oh nine double
     oh one". "forty five" is 45 or 40 then 5: every reading is tried against the ids sought."""
     said = _SAID.findall(folded)
-    options: list[tuple[str, ...] | None] = []    # per word: the digits it may stand for (None: no number)
+    options: list[tuple[str, ...] | None] = []  # per word: the digits it may stand for (None: no number)
     for i, word in enumerate(said):
         following = said[i + 1] if i + 1 < len(said) else ""
         if word in _TENS:
@@ -527,7 +642,7 @@ def _spoken_ids(folded: str, private: set[str]) -> set[str]:
             options.append((_TEENS[word],))
         elif word in ("double", "triple") and (following in _NUMBER_WORDS or following.isdigit()):
             digit = following if following.isdigit() else _NUMBER_WORDS[following]
-            options.append((digit * (1 if word == "double" else 2),))   # the digit word itself gives one more
+            options.append((digit * (1 if word == "double" else 2),))  # the digit word itself gives one more
         elif word in _NUMBER_WORDS:
             options.append((_NUMBER_WORDS[word].strip("."),))
         elif word.isdigit():
@@ -543,9 +658,9 @@ def _spoken_ids(folded: str, private: set[str]) -> set[str]:
         if i == len(options) or options[i] is None:
             return False
         for digits in options[i]:
-            if rest.startswith(digits) and spells(i + 1, rest[len(digits):]):
+            if rest.startswith(digits) and spells(i + 1, rest[len(digits) :]):
                 return True
-            if digits and digits.startswith(rest):   # the id ends inside this number
+            if digits and digits.startswith(rest):  # the id ends inside this number
                 return True
         return False
 
@@ -557,7 +672,7 @@ def _squash(text: str) -> str:
     return _NOT_ALNUM.sub("", text)
 
 
-TARGET = "the target"   # whose title PrivateText.titles lists first
+TARGET = "the target"  # whose title PrivateText.titles lists first
 
 
 @dataclass(frozen=True)
@@ -568,25 +683,33 @@ class PrivateText:
 
     text: str
     ngrams: frozenset
-    titles: tuple[tuple[str, str], ...]      # (whose, title): "the target", "antecedent <id>"
+    titles: tuple[tuple[str, str], ...]  # (whose, title): "the target", "antecedent <id>"
     ids: frozenset
-    vocabulary: frozenset                    # its words: what words run together are cut into
-    lexicon: Lexicon | None = None           # text written outside it is unreadable (None: not judged)
+    vocabulary: frozenset  # its words: what words run together are cut into
+    lexicon: Lexicon | None = None  # text written outside it is unreadable (None: not judged)
 
     @classmethod
     def build(cls, block: str, target_title: str, target_id: str, labels, n: int, lexicon=None) -> PrivateText:
         titles = ((TARGET, target_title),) + tuple((f"antecedent {lab.id}", lab.title) for lab in labels)
         # small function words too, so that "tuningof" comes apart like "tuning of"
-        vocabulary = frozenset(w for text in [block, *(t for _, t in titles)] for w in words(text) if len(w) >= 3) | _GLUE
-        return cls(text=block, ngrams=frozenset(ngrams(block, n)), titles=titles,
-                   ids=frozenset({target_id, *(lab.id for lab in labels)}), vocabulary=vocabulary, lexicon=lexicon)
+        vocabulary = (
+            frozenset(w for text in [block, *(t for _, t in titles)] for w in words(text) if len(w) >= 3) | _GLUE
+        )
+        return cls(
+            text=block,
+            ngrams=frozenset(ngrams(block, n)),
+            titles=titles,
+            ids=frozenset({target_id, *(lab.id for lab in labels)}),
+            vocabulary=vocabulary,
+            lexicon=lexicon,
+        )
 
 
 @dataclass(frozen=True)
 class Finding:
-    flag: str       # private_copy, identifying_query, unreadable, unsurfaced or malformed
-    turn: int       # the message's index in the conversation
-    text: str       # the offending text
+    flag: str  # private_copy, identifying_query, unreadable, unsurfaced or malformed
+    turn: int  # the message's index in the conversation
+    text: str  # the offending text
     reason: str
 
     def __str__(self) -> str:
@@ -642,12 +765,12 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
     vocabulary = private.vocabulary
     public_ngrams = ngrams(brief, n) | ngrams(brief, n, vocabulary)
     brief_terms = frozenset(terms(brief))
-    public = set(brief_terms)        # words the agent may write without hindsight: the brief's and the results'
+    public = set(brief_terms)  # words the agent may write without hindsight: the brief's and the results'
     written_private: set[str] = set()  # terms of all the assistant wrote, less what was public when it wrote them
-    written_beyond_brief: set[str] = set()   # the same, less the brief's terms alone (for the target's title)
+    written_beyond_brief: set[str] = set()  # the same, less the brief's terms alone (for the target's title)
     surfaced: set[str] = set()
     queries: list[str] = []
-    reported: set[str] = set()       # titles already found spelled out (each is reported once)
+    reported: set[str] = set()  # titles already found spelled out (each is reported once)
     findings: list[Finding] = []
     for turn, message in enumerate(messages):
         if message.get("role") == "tool":
@@ -670,7 +793,9 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
             function = call.get("function", {})
             name, arguments = function.get("name"), call_arguments(function.get("arguments"))
             if arguments is None:
-                findings.append(Finding("malformed", turn, str(function.get("arguments")), "arguments are not a JSON object"))
+                findings.append(
+                    Finding("malformed", turn, str(function.get("arguments")), "arguments are not a JSON object")
+                )
                 continue
             written += _strings(arguments)
             if name == "search_papers" and isinstance(arguments.get("query"), str):
@@ -693,26 +818,39 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
         for text in written:
             shared = (ngrams(text, n, vocabulary, disguises=True) & private.ngrams) - public_ngrams
             if shared:
-                findings.append(Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block"))
+                findings.append(
+                    Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block")
+                )
             leaked = private_id_in(text, private.ids - surfaced)
             if leaked:
-                findings.append(Finding("identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"))
+                findings.append(
+                    Finding(
+                        "identifying_query",
+                        turn,
+                        text,
+                        f"private id(s) {sorted(leaked)} before any search returned them",
+                    )
+                )
             unreadable = private.lexicon.unreadable(text, public_now) if private.lexicon is not None else ""
             if unreadable:
                 findings.append(Finding("unreadable", turn, text, unreadable))
             if not _LETTER.search(text) and (text.isascii() or not _LETTER.search(fold(text))):
-                continue   # no letter, even folded (circled letters are symbols until folded)
+                continue  # no letter, even folded (circled letters are symbols until folded)
             held = terms(text, vocabulary, disguises=True)
             written_private |= held - public_now
             written_beyond_brief |= held - brief_terms
             for whose, title in private.titles:
                 if whose in reported:
                     continue
-                known, before = (brief_terms, written_beyond_brief) if whose == TARGET else (public_now, written_private)
+                known, before = (
+                    (brief_terms, written_beyond_brief) if whose == TARGET else (public_now, written_private)
+                )
                 coverage, length = title_coverage(title, held, known)
                 so_far, _ = title_coverage(title, before, known)
                 if length >= 3 and max(coverage, so_far) >= share:
                     reported.add(whose)
                     where = "holds" if coverage >= share else "with what the assistant wrote before, holds"
-                    findings.append(Finding("private_copy", turn, text, f"{where} {max(coverage, so_far):.0%} of {whose}'s title"))
+                    findings.append(
+                        Finding("private_copy", turn, text, f"{where} {max(coverage, so_far):.0%} of {whose}'s title")
+                    )
     return findings

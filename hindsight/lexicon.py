@@ -20,12 +20,14 @@ from hindsight.leaks import fold, spelled
 _ALNUM_RUN = re.compile(r"[^\W_]+")
 _URL = re.compile(r"(?:https?://|www\.)\S+")
 # words of citing a paper and of writing maths, which any episode may use beside the prompt's
-_PLAIN = ("arxiv doi preprint frac mathbf mathrm mathcal mathbb operatorname ldots cdots dots textbf "
-          "textit qquad varnothing emptyset infty leq geq neq approx cdot sqrt")
+_PLAIN = (
+    "arxiv doi preprint frac mathbf mathrm mathcal mathbb operatorname ldots cdots dots textbf "
+    "textit qquad varnothing emptyset infty leq geq neq approx cdot sqrt"
+)
 # authors as a citation names them: "Robertson and Zaragoza, 2009", "Petroni et al., 2021"
 _NAME = r"[A-Z][^\W\d_]*(?:['’-][^\W\d_]+)*"
 _CITATION = re.compile(rf"\b({_NAME})(?:\s+et\s+al\.?|\s+(?:and|&)\s+({_NAME}))?,?\s+\(?(?:19|20)\d\d[a-z]?\b")
-MIN_WORD = 4          # shorter words are too often some dictionary's word by chance
+MIN_WORD = 4  # shorter words are too often some dictionary's word by chance
 MIN_SIGNED_TEXT = 12  # non-space characters before the share of signs is judged
 
 
@@ -72,16 +74,24 @@ class Lexicon:
         unknown = [w for w in written if not self._known(w, public)]
         # a short text (a query) whose every word is unknown needs only two of them
         if (len(unknown) >= self.min_unknown and len(unknown) >= self.min_share * len(written)) or (
-                len(unknown) >= 2 and len(unknown) == len(written)):
-            return f"{len(unknown)} words are neither English, the corpus's nor the episode's ({', '.join(unknown[:6])})"
+            len(unknown) >= 2 and len(unknown) == len(written)
+        ):
+            return (
+                f"{len(unknown)} words are neither English, the corpus's nor the episode's ({', '.join(unknown[:6])})"
+            )
         return ""
 
 
 def _tokens(folded: str) -> list[str]:
     """Runs of letters of any script, MIN_WORD long or more, once each; URLs and runs with digits
     (ids, versions, model names) are no words. Digits written for letters are the rules' to read."""
-    return list(dict.fromkeys(w for w in _ALNUM_RUN.findall(_URL.sub(" ", folded))
-                              if len(w) >= MIN_WORD and not any(ch.isdigit() for ch in w)))
+    return list(
+        dict.fromkeys(
+            w
+            for w in _ALNUM_RUN.findall(_URL.sub(" ", folded))
+            if len(w) >= MIN_WORD and not any(ch.isdigit() for ch in w)
+        )
+    )
 
 
 def corpus_stems(corpus) -> frozenset[str]:
@@ -92,4 +102,4 @@ def corpus_stems(corpus) -> frozenset[str]:
     return _CORPUS_STEMS[corpus.hash]
 
 
-_CORPUS_STEMS: dict[str, frozenset[str]] = {}   # corpus hash -> its stems: built once per process
+_CORPUS_STEMS: dict[str, frozenset[str]] = {}  # corpus hash -> its stems: built once per process

@@ -42,15 +42,18 @@ def ids(tokenizer, text: str) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def turn_pieces(tokenizer, messages, tools, turn: int, enable_thinking: bool, end_of_turn: str,
-                where: str) -> tuple[str, str]:
+def turn_pieces(
+    tokenizer, messages, tools, turn: int, enable_thinking: bool, end_of_turn: str, where: str
+) -> tuple[str, str]:
     """(serve-time prompt text, action text ending with the end-of-turn token) for one turn."""
     prompt = render_chat(tokenizer, messages[:turn], tools, True, enable_thinking)
-    with_turn = render_chat(tokenizer, messages[:turn + 1], tools, False, enable_thinking)
+    with_turn = render_chat(tokenizer, messages[: turn + 1], tools, False, enable_thinking)
     if not with_turn.startswith(prompt):
-        raise MaskingError(f"{where}: the template does not render assistant turn {turn} as a continuation of its "
-                           "own generation prompt; train/serve consistency is impossible with it")
-    action = with_turn[len(prompt):]
+        raise MaskingError(
+            f"{where}: the template does not render assistant turn {turn} as a continuation of its "
+            "own generation prompt; train/serve consistency is impossible with it"
+        )
+    action = with_turn[len(prompt) :]
     cut = action.find(end_of_turn)
     if cut < 0:
         raise MaskingError(f"{where}: assistant turn {turn} does not end with the end-of-turn token {end_of_turn!r}")
@@ -60,9 +63,15 @@ def turn_pieces(tokenizer, messages, tools, turn: int, enable_thinking: bool, en
     return prompt, action
 
 
-def encode_conversation(tokenizer, messages: list[dict], tools: list[dict] | None = None, *,
-                        enable_thinking: bool = False, end_of_turn: str | None = None,
-                        where: str = "row") -> list[Encoded]:
+def encode_conversation(
+    tokenizer,
+    messages: list[dict],
+    tools: list[dict] | None = None,
+    *,
+    enable_thinking: bool = False,
+    end_of_turn: str | None = None,
+    where: str = "row",
+) -> list[Encoded]:
     end_of_turn = end_of_turn or tokenizer.eos_token
     turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     if not turns:
@@ -70,8 +79,11 @@ def encode_conversation(tokenizer, messages: list[dict], tools: list[dict] | Non
     pieces = [turn_pieces(tokenizer, messages, tools, t, enable_thinking, end_of_turn, where) for t in turns]
     per_turn = [(ids(tokenizer, prompt), ids(tokenizer, action)) for prompt, action in pieces]
     merged = _merge(tokenizer, messages[: turns[-1] + 1], tools, enable_thinking, per_turn)
-    examples = [merged] if merged is not None else [
-        Encoded(input_ids=p + a, labels=[IGNORE] * len(p) + a) for p, a in per_turn]
+    examples = (
+        [merged]
+        if merged is not None
+        else [Encoded(input_ids=p + a, labels=[IGNORE] * len(p) + a) for p, a in per_turn]
+    )
     if any(example.trained == 0 for example in examples):
         raise MaskingError(f"{where}: an example has no trained token")
     return examples
@@ -83,10 +95,10 @@ def _merge(tokenizer, messages, tools, enable_thinking, per_turn) -> Encoded | N
     labels = [IGNORE] * len(full)
     end = 0
     for prompt, action in per_turn:
-        if full[: len(prompt)] != prompt or full[len(prompt): len(prompt) + len(action)] != action:
+        if full[: len(prompt)] != prompt or full[len(prompt) : len(prompt) + len(action)] != action:
             return None
         end = len(prompt) + len(action)
-        labels[len(prompt): end] = action
+        labels[len(prompt) : end] = action
     return Encoded(input_ids=full[:end], labels=labels[:end])
 
 

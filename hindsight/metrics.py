@@ -28,7 +28,7 @@ def _unique(ranked_ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ranked_ids))
 
 
-_LOG2 = [math.log2(rank + 1) for rank in range(65)]   # the same divisors as computed each time, looked up
+_LOG2 = [math.log2(rank + 1) for rank in range(65)]  # the same divisors as computed each time, looked up
 
 
 def dcg(gains: Sequence[float]) -> float:
@@ -75,7 +75,7 @@ def oracle_gain(ids: Iterable[str], gains: dict[str, float], k: int = K, ideal: 
     return dcg(found[:k]) / ideal
 
 
-MALFORMED = "<malformed:"   # the marker a malformed submitted id leaves in its slot
+MALFORMED = "<malformed:"  # the marker a malformed submitted id leaves in its slot
 
 
 def canonical_submission(ids: Iterable[str], k: int = K) -> list[str]:
@@ -97,12 +97,13 @@ def exposure_by_step(episode: Episode) -> list[list[str]]:
     return [[pid for pid in map(normalize_arxiv_id, step.returned_ids) if pid] for step in episode.steps]
 
 
-def prefix_curve(per_step: list[list[str]], gains: dict[str, float],
-                 points: Sequence[float] = PROGRESS_POINTS) -> list[float]:
+def prefix_curve(
+    per_step: list[list[str]], gains: dict[str, float], points: Sequence[float] = PROGRESS_POINTS
+) -> list[float]:
     """phi of the ids exposed by the first floor(p * T) of T steps, at each progress point p."""
     total = len(per_step)
     ideal = ideal_dcg(gains)
-    by_steps: dict[int, float] = {}   # points that fall on the same number of steps share a value
+    by_steps: dict[int, float] = {}  # points that fall on the same number of steps share a value
     for p in points:
         upto = math.floor(p * total + 1e-9)
         if upto not in by_steps:
@@ -114,11 +115,25 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
     gains = eligible_gains(instance)
     n_labels = len(gains)
     if episode is None:
-        return {"instance_id": instance.id, "status": "missing", "n_labels": n_labels, "ndcg10": 0.0,
-                "recall10": 0.0, "mrr": 0.0, "anyhit10": 0.0, "hits": 0, "exposed_gain": 0.0,
-                "selected_gain": 0.0, "zero_exposure": True, "calls": 0,
-                "prefix_curve": [0.0] * len(PROGRESS_POINTS), "submission": [], "submitted_surfaced": 0,
-                "hits_surfaced": 0, "exposed_tiers": []}
+        return {
+            "instance_id": instance.id,
+            "status": "missing",
+            "n_labels": n_labels,
+            "ndcg10": 0.0,
+            "recall10": 0.0,
+            "mrr": 0.0,
+            "anyhit10": 0.0,
+            "hits": 0,
+            "exposed_gain": 0.0,
+            "selected_gain": 0.0,
+            "zero_exposure": True,
+            "calls": 0,
+            "prefix_curve": [0.0] * len(PROGRESS_POINTS),
+            "submission": [],
+            "submitted_surfaced": 0,
+            "hits_surfaced": 0,
+            "exposed_tiers": [],
+        }
     per_step = exposure_by_step(episode)
     exposed = {pid for step in per_step for pid in step}
     ideal = ideal_dcg(gains, k)
@@ -127,16 +142,23 @@ def score_episode(episode: Episode | None, instance: Instance, k: int = K) -> di
     tiers = {lab.id: lab.tier for lab in instance.labels}
     hits = hits_at_k(submitted, gains, k)
     return {
-        "instance_id": instance.id, "status": episode.status, "n_labels": n_labels,
-        "ndcg10": ndcg_at_k(submitted, gains, k), "recall10": recall_at_k(submitted, gains, k),
-        "mrr": mrr(submitted, gains, k), "anyhit10": float(hits > 0), "hits": hits,
+        "instance_id": instance.id,
+        "status": episode.status,
+        "n_labels": n_labels,
+        "ndcg10": ndcg_at_k(submitted, gains, k),
+        "recall10": recall_at_k(submitted, gains, k),
+        "mrr": mrr(submitted, gains, k),
+        "anyhit10": float(hits > 0),
+        "hits": hits,
         "exposed_gain": oracle_gain(exposed, gains, k, ideal),
         "selected_gain": oracle_gain(exposed.intersection(submitted), gains, k, ideal),
-        "zero_exposure": not any(pid in gains for pid in exposed), "calls": episode.calls,
+        "zero_exposure": not any(pid in gains for pid in exposed),
+        "calls": episode.calls,
         "prefix_curve": prefix_curve(per_step, gains),
         # where the submission came from: ids a search of this episode had returned, or not
         "submission": [pid for pid in submitted if not pid.startswith(MALFORMED)],
-        "submitted_surfaced": len(surfaced), "hits_surfaced": hits_at_k(surfaced, gains, k),
+        "submitted_surfaced": len(surfaced),
+        "hits_surfaced": hits_at_k(surfaced, gains, k),
         "exposed_tiers": sorted({tiers[pid] for pid in exposed if pid in gains}),
     }
 
@@ -156,10 +178,17 @@ def aggregate(scores: list[dict]) -> dict:
 
     final, exposed, selected = mean("ndcg10"), mean("exposed_gain"), mean("selected_gain")
     out = {
-        "targets": n, "ndcg10": final, "recall10": mean("recall10"), "mrr": mean("mrr"),
-        "anyhit10": mean("anyhit10"), "calls": mean("calls"),
-        "exposed_gain": exposed, "selected_gain": selected, "zero_exposure": mean("zero_exposure"),
-        "gain_kept": _ratio(final, exposed), "rank_quality": _ratio(final, selected),
+        "targets": n,
+        "ndcg10": final,
+        "recall10": mean("recall10"),
+        "mrr": mean("mrr"),
+        "anyhit10": mean("anyhit10"),
+        "calls": mean("calls"),
+        "exposed_gain": exposed,
+        "selected_gain": selected,
+        "zero_exposure": mean("zero_exposure"),
+        "gain_kept": _ratio(final, exposed),
+        "rank_quality": _ratio(final, selected),
         "prefix_curve": [sum(s["prefix_curve"][i] for s in scores) / n for i in range(len(PROGRESS_POINTS))],
     }
     for need in (3, 5):
@@ -178,7 +207,8 @@ def submission_sources(scores: list[dict]) -> dict:
     return {
         "submitted": sum(len(s["submission"]) for s in scores),
         "submitted_surfaced": sum(s["submitted_surfaced"] for s in scores),
-        "hits": sum(s["hits"] for s in scores), "hits_surfaced": sum(s["hits_surfaced"] for s in scores),
+        "hits": sum(s["hits"] for s in scores),
+        "hits_surfaced": sum(s["hits_surfaced"] for s in scores),
         "distinct_submitted": len({pid for s in scores for pid in s["submission"]}),
         "targets_exposed_to": {tier: sum(tier in s["exposed_tiers"] for s in scores) for tier in TIERS},
     }

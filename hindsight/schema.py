@@ -118,8 +118,13 @@ class Paper:
         )
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "abstract": self.abstract,
-                "date": self.date.isoformat(), "categories": list(self.categories)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "abstract": self.abstract,
+            "date": self.date.isoformat(),
+            "categories": list(self.categories),
+        }
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,10 @@ class Label:
             raise _fail(where, f"field 'gain': must be positive, got {gain}")
         date = record.get("date")
         return cls(
-            id=_arxiv_id(record, "id", where), tier=tier, role=role, gain=gain,
+            id=_arxiv_id(record, "id", where),
+            tier=tier,
+            role=role,
+            gain=gain,
             title=_text(record, "title", where, required=False),
             abstract=_text(record, "abstract", where, required=False),
             date=parse_date(date, where, "date") if date is not None else None,
@@ -167,8 +175,11 @@ class Target:
 
     @classmethod
     def from_dict(cls, record: dict, where: str = "") -> Target:
-        return cls(id=_arxiv_id(record, "id", where), title=_text(record, "title", where),
-                   date=parse_date(_get(record, "date", str, where), where))
+        return cls(
+            id=_arxiv_id(record, "id", where),
+            title=_text(record, "title", where),
+            date=parse_date(_get(record, "date", str, where), where),
+        )
 
     def to_dict(self) -> dict:
         return {"id": self.id, "title": self.title, "date": self.date.isoformat()}
@@ -196,9 +207,12 @@ class Task:
 
     @classmethod
     def from_dict(cls, record: dict, where: str = "") -> Task:
-        return cls(task_id=_text(record, "task_id", where), brief=_text(record, "brief", where),
-                   cutoff=parse_date(_get(record, "cutoff", str, where), where, "cutoff"),
-                   sample=_get(record, "sample", int, where, 0))
+        return cls(
+            task_id=_text(record, "task_id", where),
+            brief=_text(record, "brief", where),
+            cutoff=parse_date(_get(record, "cutoff", str, where), where, "cutoff"),
+            sample=_get(record, "sample", int, where, 0),
+        )
 
     def to_dict(self) -> dict:
         return {"task_id": self.task_id, "brief": self.brief, "cutoff": self.cutoff.isoformat(), "sample": self.sample}
@@ -248,18 +262,30 @@ class Instance:
         cutoff = parse_date(_get(record, "cutoff", str, where), where, "cutoff")
         target = Target.from_dict(_get(record, "target", dict, where), f"{where} target".strip())
         if target.date is not None and cutoff >= target.date:
-            raise _fail(where, f"cutoff {cutoff} is not before the target's date {target.date}: the answer "
-                               f"would be searchable")
+            raise _fail(
+                where, f"cutoff {cutoff} is not before the target's date {target.date}: the answer would be searchable"
+            )
         return cls(
-            id=_text(record, "id", where), split=split, brief=_text(record, "brief", where), cutoff=cutoff,
-            target=target, labels=labels, audit=_get(record, "audit", dict, where, {}),
+            id=_text(record, "id", where),
+            split=split,
+            brief=_text(record, "brief", where),
+            cutoff=cutoff,
+            target=target,
+            labels=labels,
+            audit=_get(record, "audit", dict, where, {}),
             brief_terse=_get(record, "brief_terse", str, where, None),
         )
 
     def to_dict(self) -> dict:
-        out = {"id": self.id, "split": self.split, "brief": self.brief, "cutoff": self.cutoff.isoformat(),
-               "target": self.target.to_dict(), "labels": [lab.to_dict() for lab in self.labels],
-               "audit": dict(self.audit)}
+        out = {
+            "id": self.id,
+            "split": self.split,
+            "brief": self.brief,
+            "cutoff": self.cutoff.isoformat(),
+            "target": self.target.to_dict(),
+            "labels": [lab.to_dict() for lab in self.labels],
+            "audit": dict(self.audit),
+        }
         if self.brief_terse is not None:
             out["brief_terse"] = self.brief_terse
         return out
@@ -290,9 +316,13 @@ class Step:
     @classmethod
     def from_dict(cls, record: dict, where: str = "") -> Step:
         ids = _get(record, "returned_ids", list, where, [])
-        return cls(tool=_get(record, "tool", str, where), args=record.get("args"),
-                   raw=_get(record, "raw", str, where, None), error=_get(record, "error", str, where, None),
-                   returned_ids=[str(i) for i in ids])
+        return cls(
+            tool=_get(record, "tool", str, where),
+            args=record.get("args"),
+            raw=_get(record, "raw", str, where, None),
+            error=_get(record, "error", str, where, None),
+            returned_ids=[str(i) for i in ids],
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -331,14 +361,22 @@ class Episode:
         for i, item in enumerate(_get(record, "submission", list, where, [])):
             item_where = f"{where} submission[{i}]".strip()
             # Submitted ids are kept as written: canonicalisation is the scorer's job.
-            submission.append(SubmittedPaper(id=_get(item, "id", str, item_where),
-                                             rationale=_get(item, "rationale", str, item_where, "")))
+            submission.append(
+                SubmittedPaper(
+                    id=_get(item, "id", str, item_where), rationale=_get(item, "rationale", str, item_where, "")
+                )
+            )
         return cls(
-            instance_id=_text(record, "instance_id", where), policy=_get(record, "policy", str, where, ""),
+            instance_id=_text(record, "instance_id", where),
+            policy=_get(record, "policy", str, where, ""),
             protocol_hash=_get(record, "protocol_hash", str, where, ""),
-            steps=[Step.from_dict(s, f"{where} steps[{i}]".strip())
-                   for i, s in enumerate(_get(record, "steps", list, where, []))],
-            submission=submission, status=status, calls=_get(record, "calls", int, where, 0),
+            steps=[
+                Step.from_dict(s, f"{where} steps[{i}]".strip())
+                for i, s in enumerate(_get(record, "steps", list, where, []))
+            ],
+            submission=submission,
+            status=status,
+            calls=_get(record, "calls", int, where, 0),
             tokens=_get(record, "tokens", dict, where, {}),
             latency_s=float(_get(record, "latency_s", (int, float), where, 0.0)),
             cost_usd=_get(record, "cost_usd", (int, float), where, None),
@@ -348,10 +386,17 @@ class Episode:
 
     def to_dict(self) -> dict:
         return {
-            "instance_id": self.instance_id, "policy": self.policy, "protocol_hash": self.protocol_hash,
-            "steps": [s.to_dict() for s in self.steps], "submission": [p.to_dict() for p in self.submission],
-            "status": self.status, "calls": self.calls, "tokens": dict(self.tokens),
-            "latency_s": self.latency_s, "cost_usd": self.cost_usd, "messages": list(self.messages),
+            "instance_id": self.instance_id,
+            "policy": self.policy,
+            "protocol_hash": self.protocol_hash,
+            "steps": [s.to_dict() for s in self.steps],
+            "submission": [p.to_dict() for p in self.submission],
+            "status": self.status,
+            "calls": self.calls,
+            "tokens": dict(self.tokens),
+            "latency_s": self.latency_s,
+            "cost_usd": self.cost_usd,
+            "messages": list(self.messages),
             "error": self.error,
         }
 

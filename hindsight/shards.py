@@ -20,7 +20,7 @@ Item = TypeVar("Item")
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """"I/N" → (I, N) with 0 <= I < N."""
+    """ "I/N" → (I, N) with 0 <= I < N."""
     try:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
@@ -32,7 +32,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def shard_of(items: Sequence[Item], shard: tuple[int, int] | None) -> list[Item]:
     """Every N-th item starting at the I-th (all of them without a shard)."""
-    return list(items) if shard is None else list(items[shard[0]::shard[1]])
+    return list(items) if shard is None else list(items[shard[0] :: shard[1]])
 
 
 def shard_folder(parent: Path, index: int, count: int) -> Path:
@@ -70,5 +70,10 @@ def merge_runs(parent: Path, count: int) -> tuple[list[dict], set[str]]:
 
 def merged_manifest(manifests: list[dict], **fields) -> dict:
     """The first shard's manifest, its counts summed over every shard, marked as a merge."""
-    return {**manifests[0], "shard": None, "merged_shards": len(manifests),
-            "counts": {key: sum(m["counts"][key] for m in manifests) for key in manifests[0]["counts"]}, **fields}
+    return {
+        **manifests[0],
+        "shard": None,
+        "merged_shards": len(manifests),
+        "counts": {key: sum(m["counts"][key] for m in manifests) for key in manifests[0]["counts"]},
+        **fields,
+    }

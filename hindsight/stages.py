@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-DISTILL_DIR = "outputs/distill"      # the recipe's distill.out_dir unless it says otherwise
+DISTILL_DIR = "outputs/distill"  # the recipe's distill.out_dir unless it says otherwise
 STUDENT_MANIFEST = "train_manifest.json"
 
 
@@ -19,11 +19,11 @@ class DistillOutput:
     def of_recipe(cls, recipe) -> DistillOutput:
         return cls(Path((recipe.stages.get("distill") or {}).get("out_dir", DISTILL_DIR)))
 
-    candidates = property(lambda self: self.root / "candidates")             # teacher: one run per shard
-    replays = property(lambda self: self.root / "replays.jsonl")              # replay validator
+    candidates = property(lambda self: self.root / "candidates")  # teacher: one run per shard
+    replays = property(lambda self: self.root / "replays.jsonl")  # replay validator
     flags = property(lambda self: self.root / "flags.json")
-    selection = property(lambda self: self.root / "selection.json")           # the frozen dev threshold
-    sft_set = property(lambda self: self.root / "sft.jsonl")                  # what train reads
+    selection = property(lambda self: self.root / "selection.json")  # the frozen dev threshold
+    sft_set = property(lambda self: self.root / "sft.jsonl")  # what train reads
     naive_sft_set = property(lambda self: self.root / "naive_sft.jsonl")
     audit = property(lambda self: self.root / "audit.json")
     candidates_manifest = property(lambda self: self.root / "candidates_manifest.jsonl")
@@ -35,10 +35,10 @@ class StudentManifest:
 
     path: Path
     base_model: str
-    lora: bool                       # an adapter for base_model, or a fully fine-tuned model
-    output: Path                     # <output_dir>/adapter or <output_dir>/model
+    lora: bool  # an adapter for base_model, or a fully fine-tuned model
+    output: Path  # <output_dir>/adapter or <output_dir>/model
     enable_thinking: bool | None
-    history: str | None              # how earlier turns were rendered (hindsight.policy.chat.HISTORY_RENDERING)
+    history: str | None  # how earlier turns were rendered (hindsight.policy.chat.HISTORY_RENDERING)
     chat_template_hash: str | None
     gguf_sha256: str | None
 
@@ -55,11 +55,17 @@ class StudentManifest:
             raise FileNotFoundError(f"{path} does not exist: a student is the output_dir of train/sft.py")
         record = json.loads(path.read_text())
         try:
-            return cls(path=path, base_model=record["base_model"], lora=bool(record["hyperparameters"].get("lora")),
-                       # the folder may have moved since training: the output is found beside the manifest
-                       output=Path(output_dir) / Path(record["output"]).name,
-                       enable_thinking=record.get("enable_thinking"), history=record.get("history"),
-                       chat_template_hash=record.get("chat_template_hash"), gguf_sha256=record.get("gguf_sha256"))
+            return cls(
+                path=path,
+                base_model=record["base_model"],
+                lora=bool(record["hyperparameters"].get("lora")),
+                # the folder may have moved since training: the output is found beside the manifest
+                output=Path(output_dir) / Path(record["output"]).name,
+                enable_thinking=record.get("enable_thinking"),
+                history=record.get("history"),
+                chat_template_hash=record.get("chat_template_hash"),
+                gguf_sha256=record.get("gguf_sha256"),
+            )
         except KeyError as exc:
             raise ValueError(f"{path}: no {exc.args[0]!r}; was it written by train/sft.py?") from None
 

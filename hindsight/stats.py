@@ -39,7 +39,7 @@ def resampled_means(columns, n: int = 10_000, seed: int = 0) -> np.ndarray:
         picks = rng.integers(0, targets, size=(size, targets))
         offsets = (np.arange(size) * targets)[:, None]
         counts = np.bincount((picks + offsets).ravel(), minlength=size * targets).reshape(size, targets)
-        out[start:start + size] = counts @ columns / targets
+        out[start : start + size] = counts @ columns / targets
     return out
 
 
@@ -80,5 +80,4 @@ def sign_flip_pvalue(a, b, n: int = 10_000, seed: int = 0) -> float:
 
 def win_tie_loss(a, b, tol: float = 1e-12) -> dict:
     diff = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    return {"win": int((diff > tol).sum()), "tie": int((np.abs(diff) <= tol).sum()),
-            "loss": int((diff < -tol).sum())}
+    return {"win": int((diff > tol).sum()), "tie": int((np.abs(diff) <= tol).sum()), "loss": int((diff < -tol).sum())}

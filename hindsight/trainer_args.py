@@ -47,7 +47,7 @@ def without_accelerator() -> dict:
     trains on every example and writes the outputs. Told, accelerate joins them with gloo."""
     import torch
 
-    if hasattr(torch, "accelerator"):   # torch 2.6 and later: CUDA, XPU, MPS, ...
+    if hasattr(torch, "accelerator"):  # torch 2.6 and later: CUDA, XPU, MPS, ...
         return {"use_cpu": torch.accelerator.current_accelerator() is None}
     return {"use_cpu": not torch.cuda.is_available()}
 
@@ -57,11 +57,17 @@ def check_sharding(distributed_type: str) -> None:
     asking for either trains plain data-parallel. Said, not silently done."""
     import os
 
-    asked = [name for name, flag in (("FSDP", "ACCELERATE_USE_FSDP"), ("DeepSpeed", "ACCELERATE_USE_DEEPSPEED"))
-             if os.environ.get(flag, "false").lower() == "true"]
+    asked = [
+        name
+        for name, flag in (("FSDP", "ACCELERATE_USE_FSDP"), ("DeepSpeed", "ACCELERATE_USE_DEEPSPEED"))
+        if os.environ.get(flag, "false").lower() == "true"
+    ]
     if asked and distributed_type not in ("FSDP", "DEEPSPEED"):
-        print(f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
-              f"{distributed_type} (every process holds the whole model)", flush=True)
+        print(
+            f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
+            f"{distributed_type} (every process holds the whole model)",
+            flush=True,
+        )
 
 
 def repeated_examples(examples: int, per_device_batch: int, world_size: int, even_batches: bool = True) -> int:
@@ -75,6 +81,9 @@ def repeated_examples(examples: int, per_device_batch: int, world_size: int, eve
 
 def batch_sizes(args) -> dict:
     """What one optimiser step sees: the effective batch is per-device batch × accumulation × processes."""
-    return {"world_size": args.world_size, "per_device_batch_size": args.per_device_train_batch_size,
-            "gradient_accumulation_steps": args.gradient_accumulation_steps,
-            "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size}
+    return {
+        "world_size": args.world_size,
+        "per_device_batch_size": args.per_device_train_batch_size,
+        "gradient_accumulation_steps": args.gradient_accumulation_steps,
+        "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
+    }

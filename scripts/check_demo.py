@@ -23,19 +23,29 @@ def verdict(report: dict) -> tuple[str, str, list[tuple[bool, str]]]:
     differences = report["differences"]
     if len(differences) != 1:
         raise ValueError(f"expected one comparison (sft - base), found {', '.join(differences) or 'none'}")
-    (name, difference), = differences.items()
+    ((name, difference),) = differences.items()
     student, baseline = name.split(" - ")
     lines = []
     for key, label in CLAIMS:
         d = difference[key]
         held = d["low"] is not None and d["low"] > 0
-        lines.append((held, f"{label}: {name} {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-                            f" — lower bound {'above' if held else 'not above'} zero"))
+        lines.append(
+            (
+                held,
+                f"{label}: {name} {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+                f" — lower bound {'above' if held else 'not above'} zero",
+            )
+        )
     sources = report["runs"][student]["summary"]["sources"]
     hits, surfaced = sources["hits"], sources["hits_surfaced"]
     held = hits > 0 and surfaced >= MIN_SURFACED_HITS * hits
-    lines.append((held, f"{student}'s hits surfaced in its own episode: {surfaced} of {hits}"
-                        f" (needs ≥ {MIN_SURFACED_HITS:.0%} and at least one hit)"))
+    lines.append(
+        (
+            held,
+            f"{student}'s hits surfaced in its own episode: {surfaced} of {hits}"
+            f" (needs ≥ {MIN_SURFACED_HITS:.0%} and at least one hit)",
+        )
+    )
     return student, baseline, lines
 
 
@@ -53,11 +63,15 @@ def main(argv: list[str]) -> int:
         print(("  ok    " if held else "  FAIL  ") + line)
     if all(held for held, _ in lines):
         names = {"sft": "SFT", "rl": "RL", "base": "the base"}
-        print(f"the demo showed the effect: {names.get(student, student)} beats {names.get(baseline, baseline)} at "
-              "every stage of the funnel, on hits it found itself")
+        print(
+            f"the demo showed the effect: {names.get(student, student)} beats {names.get(baseline, baseline)} at "
+            "every stage of the funnel, on hits it found itself"
+        )
         return 0
-    print("the demo did NOT show the effect on this run: see the lines marked FAIL "
-          "(and docs/guide/demo.md, 'When the check fails')")
+    print(
+        "the demo did NOT show the effect on this run: see the lines marked FAIL "
+        "(and docs/guide/demo.md, 'When the check fails')"
+    )
     return 1
 
 

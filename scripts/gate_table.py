@@ -14,7 +14,6 @@ import json
 import sys
 from pathlib import Path
 
-
 PHASES = ("copying", "copying ids", "copying queries")
 
 
@@ -27,8 +26,12 @@ def row(folder: Path) -> str:
     phases = [f"{p['steps']} ({p['final_mean_loss']:.3f})" if (p := curriculum.get(name)) else "-" for name in PHASES]
     cells = [str(folder), *phases, str(len(curriculum.get("given_up", []))), retrains]
     if gate:
-        cells += [f"{gate['copied_first_queries']:.0%}", f"{gate['surfaced_submissions']:.0%}", f"{gate['malformed']:.0%}",
-                  "passed" if gate["passed"] else "FAILED"]
+        cells += [
+            f"{gate['copied_first_queries']:.0%}",
+            f"{gate['surfaced_submissions']:.0%}",
+            f"{gate['malformed']:.0%}",
+            "passed" if gate["passed"] else "FAILED",
+        ]
     else:
         cells += ["-", "-", "-", "no gate run"]
     cells.append(f"{seconds} s")
@@ -36,9 +39,11 @@ def row(folder: Path) -> str:
 
 
 def main(folders: list[str]) -> int:
-    print("| base | copying: steps (final loss) | copying ids: steps (final loss) | copying queries: steps (final loss) "
-          "| restarts | further epochs | "
-          "first queries copied | submitted ids surfaced | malformed | gate | base stage |")
+    print(
+        "| base | copying: steps (final loss) | copying ids: steps (final loss) | copying queries: steps (final loss) "
+        "| restarts | further epochs | "
+        "first queries copied | submitted ids surfaced | malformed | gate | base stage |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for folder in folders:
         print(row(Path(folder)))

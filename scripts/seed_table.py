@@ -29,7 +29,7 @@ def both_submitted(report: dict, name: str) -> str:
 
 def row(path: Path, slice_columns: bool = False) -> str:
     report = json.loads(path.read_text())
-    (name, difference), = report["differences"].items()
+    ((name, difference),) = report["differences"].items()
     sft_name, base_name = name.split(" - ")
     sft, base = report["runs"][sft_name]["summary"], report["runs"][base_name]["summary"]
     cells = [f"{base[key]:.3f} → {sft[key]:.3f}, {interval(difference[key])}" for key, _ in METRICS]
@@ -38,8 +38,11 @@ def row(path: Path, slice_columns: bool = False) -> str:
     if slice_columns:
         final = difference["ndcg10"]
         counts = {arm: report["runs"][arm]["counts"]["submitted"] for arm in (base_name, sft_name)}
-        cells += [f"{final['win']} / {final['tie']} / {final['loss']}",
-                  f"{counts[base_name]} / {counts[sft_name]}", both_submitted(report, name)]
+        cells += [
+            f"{final['win']} / {final['tie']} / {final['loss']}",
+            f"{counts[base_name]} / {counts[sft_name]}",
+            both_submitted(report, name),
+        ]
     return f"| {path.parent} | " + " | ".join(cells) + " |"
 
 

@@ -97,15 +97,31 @@ def world_sft(tmp_path_factory, qwen_gguf):
 
     root = tmp_path_factory.mktemp("real-sft")
     recipe = root / "recipe.yaml"
-    recipe.write_text(json.dumps({  # JSON is YAML
-        "data": {"source": "world", "max_targets": 2}, "protocol": QWEN_PROTOCOL,
-        "policy": {"backend": "hf", "model": str(qwen_gguf), "max_new_tokens": 96, "batch_size": 2},
-        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 4, "keep_quantile": 1.0},
-        "train": {"base_model": str(qwen_gguf), "output_dir": str(root / "sft"), "learning_rate": 1.0e-3,
-                  "epochs": 3, "per_device_batch_size": 1, "gradient_accumulation_steps": 1, "max_length": 4096,
-                  "precision": "fp32", "warmup_ratio": 0.0, "lr_scheduler": "constant", "data": None,
-                  "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]}},
-        "runs_dir": str(root / "runs")}))
+    recipe.write_text(
+        json.dumps(
+            {  # JSON is YAML
+                "data": {"source": "world", "max_targets": 2},
+                "protocol": QWEN_PROTOCOL,
+                "policy": {"backend": "hf", "model": str(qwen_gguf), "max_new_tokens": 96, "batch_size": 2},
+                "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 4, "keep_quantile": 1.0},
+                "train": {
+                    "base_model": str(qwen_gguf),
+                    "output_dir": str(root / "sft"),
+                    "learning_rate": 1.0e-3,
+                    "epochs": 3,
+                    "per_device_batch_size": 1,
+                    "gradient_accumulation_steps": 1,
+                    "max_length": 4096,
+                    "precision": "fp32",
+                    "warmup_ratio": 0.0,
+                    "lr_scheduler": "constant",
+                    "data": None,
+                    "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "v_proj"]},
+                },
+                "runs_dir": str(root / "runs"),
+            }
+        )
+    )
     for step in (teacher_main, replay_main, select_main):
         assert step([str(recipe)]) == 0
     return root, recipe
@@ -115,11 +131,25 @@ def world_sft(tmp_path_factory, qwen_gguf):
 def qwen_lora(world_sft):
     """`accelerate launch train/sft.py` on one real demonstration: 3 LoRA steps; its output folder."""
     root, recipe = world_sft
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
-               str(Path(__file__).resolve().parents[1] / "train/sft.py"), str(recipe),
-               "--set", "train.max_examples=1"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--cpu",
+        "--num_processes",
+        "1",
+        str(Path(__file__).resolve().parents[1] / "train/sft.py"),
+        str(recipe),
+        "--set",
+        "train.max_examples=1",
+    ]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return root / "sft"
 
@@ -131,7 +161,9 @@ def qwen_untrained_lora(qwen_folder, tmp_path_factory):
     from transformers import AutoModelForCausalLM
 
     folder = tmp_path_factory.mktemp("untrained-lora")
-    untrained = get_peft_model(AutoModelForCausalLM.from_pretrained(qwen_folder),
-                               LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    untrained = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(qwen_folder),
+        LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"),
+    )
     untrained.save_pretrained(folder)
     return folder

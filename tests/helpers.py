@@ -12,9 +12,11 @@ from hindsight.schema import Paper, Task
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ARXIV_CORPUS = SHARED_DATA / "arxiv-cs-2025" / "papers.jsonl.gz"
 
-WORDS = ("graph neural network attention transformer diffusion sampling retrieval protein molecule "
-         "robot policy reward agent language vision audio speech kernel sparse dense quantum circuit "
-         "compiler proof theorem cache memory latency privacy federated causal bandit").split()
+WORDS = (
+    "graph neural network attention transformer diffusion sampling retrieval protein molecule "
+    "robot policy reward agent language vision audio speech kernel sparse dense quantum circuit "
+    "compiler proof theorem cache memory latency privacy federated causal bandit"
+).split()
 
 
 def random_papers(n: int, seed: int = 0, start=dt.date(2019, 1, 1), days: int = 1500) -> list[Paper]:
@@ -46,15 +48,25 @@ def require_arxiv_corpus() -> Path:
     return ARXIV_CORPUS
 
 
-def write_run(runs_dir: Path, name: str, episodes: list[dict], instances_path: Path,
-              protocol_hash: str = "proto", scorer_version: str = "1") -> Path:
+def write_run(
+    runs_dir: Path,
+    name: str,
+    episodes: list[dict],
+    instances_path: Path,
+    protocol_hash: str = "proto",
+    scorer_version: str = "1",
+) -> Path:
     """A run directory as the runner writes it: manifest.json and episodes.jsonl."""
     from hindsight.jsonl import sha256_file
 
     run_dir = runs_dir / name
     run_dir.mkdir(parents=True, exist_ok=True)
-    manifest = {"name": name, "protocol_hash": protocol_hash, "scorer_version": scorer_version,
-                "instances": {"path": str(instances_path.resolve()), "sha256": sha256_file(instances_path)}}
+    manifest = {
+        "name": name,
+        "protocol_hash": protocol_hash,
+        "scorer_version": scorer_version,
+        "instances": {"path": str(instances_path.resolve()), "sha256": sha256_file(instances_path)},
+    }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     write_jsonl(run_dir / "episodes.jsonl", [{**e, "protocol_hash": protocol_hash} for e in episodes])
     return run_dir
@@ -67,18 +79,29 @@ def label_id(i: int, j: int) -> str:
 
 def make_instances(n: int, labels_per: int = 1, flagged_every: int = 0) -> list[dict]:
     """Instances t0..t{n-1}; instance i has labels label_id(i, j) of gain 7 (T3 conceptual)."""
-    return [{"id": f"t{i}", "split": "eval", "brief": f"brief {i}", "cutoff": "2024-01-01",
-             "target": {"id": f"2404.{i + 1:05d}", "title": f"Target {i}", "date": "2024-04-01"},
-             "labels": [{"id": label_id(i, j), "tier": "T3", "role": "conceptual"}
-                        for j in range(labels_per)],
-             "audit": {"flagged": bool(flagged_every and i % flagged_every == 0)}}
-            for i in range(n)]
+    return [
+        {
+            "id": f"t{i}",
+            "split": "eval",
+            "brief": f"brief {i}",
+            "cutoff": "2024-01-01",
+            "target": {"id": f"2404.{i + 1:05d}", "title": f"Target {i}", "date": "2024-04-01"},
+            "labels": [{"id": label_id(i, j), "tier": "T3", "role": "conceptual"} for j in range(labels_per)],
+            "audit": {"flagged": bool(flagged_every and i % flagged_every == 0)},
+        }
+        for i in range(n)
+    ]
 
 
 def episode_for(instance_id: str, returned: list[str], submitted: list[str], status: str = "submitted") -> dict:
-    return {"instance_id": instance_id, "policy": "test", "status": status, "calls": 2,
-            "steps": [{"tool": "search_papers", "args": {"query": "q"}, "returned_ids": returned}],
-            "submission": [{"id": pid, "rationale": ""} for pid in submitted]}
+    return {
+        "instance_id": instance_id,
+        "policy": "test",
+        "status": status,
+        "calls": 2,
+        "steps": [{"tool": "search_papers", "args": {"query": "q"}, "returned_ids": returned}],
+        "submission": [{"id": pid, "rationale": ""} for pid in submitted],
+    }
 
 
 def free_port() -> int:
@@ -99,8 +122,11 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_a
     if not Path(cli).exists():
         pytest.skip("the `transformers` CLI is not installed (pip install 'transformers[serving]')")
     port = free_port()
-    process = subprocess.Popen([cli, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                                "--device", "cpu", *extra_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [cli, "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu", *extra_args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         return process, wait_for_health(process, port, timeout_s, "transformers serve")
     except RuntimeError:
@@ -108,8 +134,9 @@ def start_transformers_server(model_dir: Path, timeout_s: float = 120.0, extra_a
         raise
 
 
-def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0, max_lora_rank: int = 8,
-                      kv_cache_gib: int = 1):
+def start_vllm_server(
+    model_dir: Path, adapters: dict, timeout_s: float = 300.0, max_lora_rank: int = 8, kv_cache_gib: int = 1
+):
     """vLLM's OpenAI-compatible server (CPU build) on 127.0.0.1, float32, serving `model_dir` and
     each adapter under its name; returns (process, base_url). Its log goes to a temporary file.
     The server runs its engine in child processes: stop it with `stop_process_group`."""
@@ -121,13 +148,33 @@ def start_vllm_server(model_dir: Path, adapters: dict, timeout_s: float = 300.0,
     from hindsight.policy.vllm_backend import cpu_engine_settings
 
     port = free_port()
-    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-               "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len", "4096",
-               # tools with tool_choice "auto" are refused without a parser; hermes reads Qwen's <tool_call>
-               "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    command = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "float32",
+        "--max-model-len",
+        "4096",
+        # tools with tool_choice "auto" are refused without a parser; hermes reads Qwen's <tool_call>
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "hermes",
+    ]
     if adapters:
-        command += ["--enable-lora", "--max-lora-rank", str(max_lora_rank), "--lora-modules",
-                    *(f"{name}={path}" for name, path in adapters.items())]
+        command += [
+            "--enable-lora",
+            "--max-lora-rank",
+            str(max_lora_rank),
+            "--lora-modules",
+            *(f"{name}={path}" for name, path in adapters.items()),
+        ]
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)}
     cpu_engine_settings(env)  # the thread binding the vllm policy uses
     log = tempfile.NamedTemporaryFile("w", prefix="vllm-server-", suffix=".log", delete=False)

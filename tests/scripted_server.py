@@ -28,12 +28,21 @@ def judge_reply(model: str, user: str) -> str:
         return "These references all look relevant to me."
     votes = []
     for index, first_word in re.findall(r"^\[(\d+)\] \S+ \(\S+\) (\w+)", user, re.M):
-        tier, role = {"core": ("T3", "conceptual"), "tool": ("T2", "infrastructural"),
-                      "noise": ("T0", "conceptual")}.get(first_word.lower(), ("T1", "conceptual"))
+        tier, role = {
+            "core": ("T3", "conceptual"),
+            "tool": ("T2", "infrastructural"),
+            "noise": ("T0", "conceptual"),
+        }.get(first_word.lower(), ("T1", "conceptual"))
         if model == "judge-b" and tier == "T3":
             tier = "T2"
-        votes.append({"index": int(index), "tier": tier, "role": role,
-                      "rationale": f"{model} grades the {first_word} paper by how the target uses its main idea."})
+        votes.append(
+            {
+                "index": int(index),
+                "tier": tier,
+                "role": role,
+                "rationale": f"{model} grades the {first_word} paper by how the target uses its main idea.",
+            }
+        )
     return "```json\n" + json.dumps(votes) + "\n```"
 
 
@@ -78,9 +87,16 @@ class ScriptedServer:
                     text = writer_reply(user, terse, server.brief_words[terse] if server.brief_words else None)
                 else:
                     text = auditor_reply(user)
-                reply = {"id": "x", "object": "chat.completion", "created": 0, "model": model,
-                         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                         "usage": server.usage(system + "\n" + user, text)}
+                reply = {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                    ],
+                    "usage": server.usage(system + "\n" + user, text),
+                }
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -100,7 +116,10 @@ class ScriptedServer:
         if self.count_tokens:
             import litellm
 
-            counted = [litellm.token_counter(model="gpt-4o", text=prompt), litellm.token_counter(model="gpt-4o", text=completion)]
+            counted = [
+                litellm.token_counter(model="gpt-4o", text=prompt),
+                litellm.token_counter(model="gpt-4o", text=completion),
+            ]
         else:
             counted = [len(prompt.split()), len(completion.split())]
         return {"prompt_tokens": counted[0], "completion_tokens": counted[1], "total_tokens": sum(counted)}

@@ -96,38 +96,59 @@ class LocalSlurm:
 
     def _config(self) -> str:
         cpus = os.cpu_count() or 1
-        return "\n".join([
-            "ClusterName=hindsight-test",
-            f"SlurmctldHost={self.host}(127.0.0.1)",
-            "SlurmUser=root", "SlurmdUser=root",
-            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
-            "AuthType=auth/munge", "CredType=cred/munge",
-            f"StateSaveLocation={self.root / 'state'}", f"SlurmdSpoolDir={self.root / 'spool'}",
-            f"SlurmctldPidFile={self.root / 'slurmctld.pid'}", f"SlurmdPidFile={self.root / 'slurmd.pid'}",
-            f"SlurmctldLogFile={self.root / 'slurmctld.log'}", f"SlurmdLogFile={self.root / 'slurmd.log'}",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "MpiDefault=none",
-            "JobAcctGatherType=jobacct_gather/none", "SchedulerType=sched/backfill",
-            "SchedulerParameters=kill_invalid_depend",  # dependants of a failed job end instead of waiting
-            "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
-            "ReturnToService=2", "MinJobAge=3600",
-            f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN",
-            "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP", ""])
+        return "\n".join(
+            [
+                "ClusterName=hindsight-test",
+                f"SlurmctldHost={self.host}(127.0.0.1)",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                f"SlurmctldPort={_free_port()}",
+                f"SlurmdPort={_free_port()}",
+                "AuthType=auth/munge",
+                "CredType=cred/munge",
+                f"StateSaveLocation={self.root / 'state'}",
+                f"SlurmdSpoolDir={self.root / 'spool'}",
+                f"SlurmctldPidFile={self.root / 'slurmctld.pid'}",
+                f"SlurmdPidFile={self.root / 'slurmd.pid'}",
+                f"SlurmctldLogFile={self.root / 'slurmctld.log'}",
+                f"SlurmdLogFile={self.root / 'slurmd.log'}",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "MpiDefault=none",
+                "JobAcctGatherType=jobacct_gather/none",
+                "SchedulerType=sched/backfill",
+                "SchedulerParameters=kill_invalid_depend",  # dependants of a failed job end instead of waiting
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_CPU",
+                "ReturnToService=2",
+                "MinJobAge=3600",
+                f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN",
+                "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+                "",
+            ]
+        )
 
     def job_states(self, job_ids: list[str]) -> dict[str, list[str]]:
         """Every job's state; an array job gives one per task."""
         states = {}
         for job_id in job_ids:
             out = _run(["scontrol", "-o", "show", "job", job_id], env=self.env).stdout
-            states[job_id] = [field.split("=", 1)[1] for line in out.splitlines()
-                              for field in line.split() if field.startswith("JobState=")]
+            states[job_id] = [
+                field.split("=", 1)[1]
+                for line in out.splitlines()
+                for field in line.split()
+                if field.startswith("JobState=")
+            ]
         return states
 
     def wait(self, job_ids: list[str], timeout: float) -> dict[str, list[str]]:
         deadline = time.time() + timeout
         while time.time() < deadline:
             states = self.job_states(job_ids)
-            if all(s and all(x in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
-                             for x in s) for s in states.values()):
+            if all(
+                s and all(x in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY") for x in s)
+                for s in states.values()
+            ):
                 return states
             time.sleep(2)
         return self.job_states(job_ids)

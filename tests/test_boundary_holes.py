@@ -30,16 +30,24 @@ def native_source(tmp_path, instance_changes: dict, corpus_extra=()):
 
 def test_an_instance_whose_cutoff_is_not_before_its_target_is_refused_with_file_and_line(tmp_path):
     source = native_source(tmp_path, {"cutoff": "2024-05-01"})
-    with pytest.raises(InstanceError, match=r"instances.jsonl:2: .*cutoff 2024-05-01 is not before the target's date 2024-04-01"):
+    with pytest.raises(
+        InstanceError, match=r"instances.jsonl:2: .*cutoff 2024-05-01 is not before the target's date 2024-04-01"
+    ):
         load_benchmark(str(source))
 
 
 def test_an_instance_whose_target_is_in_the_corpus_before_the_cutoff_is_refused(tmp_path):
     target = {"id": "2301.00777", "title": "The answer itself", "date": "2024-04-01"}
-    source = native_source(tmp_path, {"target": target},
-                           corpus_extra=[{"id": "2301.00777", "title": "The answer itself", "date": "2023-01-05"}])
-    with pytest.raises(InstanceError, match=r"instances.jsonl:2: instance t0: its target 2301.00777 is in the corpus "
-                                            r"dated 2023-01-05, before the cutoff 2024-01-01"):
+    source = native_source(
+        tmp_path,
+        {"target": target},
+        corpus_extra=[{"id": "2301.00777", "title": "The answer itself", "date": "2023-01-05"}],
+    )
+    with pytest.raises(
+        InstanceError,
+        match=r"instances.jsonl:2: instance t0: its target 2301.00777 is in the corpus "
+        r"dated 2023-01-05, before the cutoff 2024-01-01",
+    ):
         load_benchmark(str(source))
 
 
@@ -59,14 +67,16 @@ def test_an_episode_line_that_is_not_an_object_is_named(tmp_path):
         read_episodes(path)
 
 
-@pytest.mark.parametrize("text, where", [("protocol: 5\n", "protocol"), ("policy: [hf]\n", "policy"),
-                                         ("train:\n  lora: 16\n", "train.lora")])
+@pytest.mark.parametrize(
+    "text, where", [("protocol: 5\n", "protocol"), ("policy: [hf]\n", "policy"), ("train:\n  lora: 16\n", "train.lora")]
+)
 def test_a_recipe_section_of_the_wrong_type_names_the_file_and_section(tmp_path, text, where):
     recipe = tmp_path / "r.yaml"
     recipe.write_text(text)
     with pytest.raises(ConfigError, match=rf"r.yaml: {where}: expected a mapping"):
         loaded = load_recipe(recipe)
         from hindsight.train.config import TrainConfig
+
         TrainConfig.from_recipe(loaded)
 
 
@@ -83,10 +93,13 @@ def test_a_refused_resume_leaves_the_run_byte_identical(tmp_path):
         assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"enable_thinking": True}, "trained with enable_thinking=True, but policy.enable_thinking is False"),
-    ({"chat_template_hash": hashlib.sha256(b"another template").hexdigest()}, "another chat template"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"enable_thinking": True}, "trained with enable_thinking=True, but policy.enable_thinking is False"),
+        ({"chat_template_hash": hashlib.sha256(b"another template").hexdigest()}, "another chat template"),
+    ],
+)
 def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_path, change, message):
     from transformers import AutoTokenizer
 
@@ -94,11 +107,18 @@ def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_pat
 
     template = AutoTokenizer.from_pretrained(tiny_model).chat_template
     shutil.copytree(tiny_model, tmp_path / "sft" / "model")
-    manifest = {"base_model": str(tiny_model), "output": "model", "hyperparameters": {"lora": None},
-                "enable_thinking": False, "chat_template_hash": hashlib.sha256(template.encode()).hexdigest()}
+    manifest = {
+        "base_model": str(tiny_model),
+        "output": "model",
+        "hyperparameters": {"lora": None},
+        "enable_thinking": False,
+        "chat_template_hash": hashlib.sha256(template.encode()).hexdigest(),
+    }
     recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
-                      f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n")
+    recipe.write_text(
+        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
+    )
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
     evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)  # as trained: accepted
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, **change}))
@@ -121,11 +141,18 @@ def test_a_qwen3_student_trained_with_the_templates_own_history_is_refused(tiny_
     tokenizer = AutoTokenizer.from_pretrained(model)
     tokenizer.chat_template = qwen3.read_text()
     tokenizer.save_pretrained(model)
-    manifest = {"base_model": str(tiny_model), "output": "model", "hyperparameters": {"lora": None},
-                "enable_thinking": False, "chat_template_hash": hashlib.sha256(qwen3.read_bytes()).hexdigest()}
+    manifest = {
+        "base_model": str(tiny_model),
+        "output": "model",
+        "hyperparameters": {"lora": None},
+        "enable_thinking": False,
+        "chat_template_hash": hashlib.sha256(qwen3.read_bytes()).hexdigest(),
+    }
     recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
-                      f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n")
+    recipe.write_text(
+        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
+    )
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, "history": "as_generated"}))
     evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
@@ -148,6 +175,7 @@ class Spy:
             return self.inner.act(batch, tools)
         from hindsight.policy.base import Turn
         from hindsight.policy.parsing import ToolCall
+
         return [Turn(calls=[ToolCall("submit_answer", {"papers": []})]) for _ in batch]
 
 
@@ -181,7 +209,9 @@ def test_the_teacher_sees_no_id_of_its_target_or_its_antecedents(tmp_path, monke
     spies = []
     monkeypatch.setattr(teacher, "make_teacher", lambda *args: spies.append(Spy(make_teacher(*args))) or spies[-1])
     recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"data:\n  source: world\ndistill:\n  out_dir: {tmp_path / 'd'}\n  candidates: 2\n  max_targets: 4\n")
+    recipe.write_text(
+        f"data:\n  source: world\ndistill:\n  out_dir: {tmp_path / 'd'}\n  candidates: 2\n  max_targets: 4\n"
+    )
     assert teacher.main([str(recipe)]) == 0
     instances = {inst.id: inst for inst in load_benchmark("world")[1]}
     by_brief = {inst.brief: inst for inst in instances.values()}

@@ -26,15 +26,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # ---- reading replies ----------------------------------------------------------------------------
 
+
 def test_votes_are_read_from_fenced_json_and_unreadable_items_are_counted():
-    reply = '```json\n[{"index": 0, "tier": "T3", "role": "conceptual", "rationale": "builds on it"},\n' \
-            ' {"index": 1, "tier": "T9", "role": "conceptual"}, {"index": 7, "tier": "T1", "role": "conceptual"}]\n```'
+    reply = (
+        '```json\n[{"index": 0, "tier": "T3", "role": "conceptual", "rationale": "builds on it"},\n'
+        ' {"index": 1, "tier": "T9", "role": "conceptual"}, {"index": 7, "tier": "T1", "role": "conceptual"}]\n```'
+    )
     votes, problems = parse_votes("judge", reply, 3)
     assert list(votes) == [0] and votes[0].tier == "T3" and votes[0].rationale == "builds on it"
-    assert problems == ["item 1: tier 'T9' or role 'conceptual' unknown", "item 2: no usable index",
-                        "2 reference(s) without a vote"]
+    assert problems == [
+        "item 1: tier 'T9' or role 'conceptual' unknown",
+        "item 2: no usable index",
+        "2 reference(s) without a vote",
+    ]
     assert parse_votes("judge", "They all matter.", 3) == ({}, ["no JSON array in the reply"])
-    one_a_line = '[{"index": 0, "tier": "T1", "role": "conceptual"}]\n{"index": 1, "tier": "T2", "role": "conceptual"}\nDone.'
+    one_a_line = (
+        '[{"index": 0, "tier": "T1", "role": "conceptual"}]\n{"index": 1, "tier": "T2", "role": "conceptual"}\nDone.'
+    )
     assert {i: v.tier for i, v in parse_votes("judge", one_a_line, 2)[0].items()} == {0: "T1", 1: "T2"}
     assert parse_votes("judge", "[{'index': 0}]", 1)[1][0].startswith("not valid JSON")
 
@@ -60,18 +68,28 @@ def test_an_identity_guess_needs_a_title_and_a_confidence_between_zero_and_one()
 
 def test_only_references_in_the_corpus_before_the_cutoff_and_within_four_years_are_graded(tmp_path):
     config_path = tmp_path / "build.yaml"
-    config_path.write_text("targets: t.jsonl\nbibliographies: b.jsonl\ncorpus: c.jsonl\njudges: [j]\n"
-                           "generator: w\nauditor: a\n")
+    config_path.write_text(
+        "targets: t.jsonl\nbibliographies: b.jsonl\ncorpus: c.jsonl\njudges: [j]\ngenerator: w\nauditor: a\n"
+    )
     config = load_build_config(config_path)
     target = Paper("2405.00001", "Target", dt.date(2024, 5, 20))
-    papers = {p.id: p for p in [Paper("2401.00001", "in", dt.date(2024, 1, 10)),
-                                Paper("2403.00001", "late", dt.date(2024, 3, 1)),  # cutoff is 2024-02-20
-                                Paper("1912.00001", "old", dt.date(2019, 12, 1))]}
+    papers = {
+        p.id: p
+        for p in [
+            Paper("2401.00001", "in", dt.date(2024, 1, 10)),
+            Paper("2403.00001", "late", dt.date(2024, 3, 1)),  # cutoff is 2024-02-20
+            Paper("1912.00001", "old", dt.date(2019, 12, 1)),
+        ]
+    }
     refs = [Reference(i) for i in ("2401.00001", "2403.00001", "1912.00001", "2301.09999", "2405.00001")]
     eligible, excluded = eligible_references(target, refs, papers, config)
     assert [paper.id for _, paper in eligible] == ["2401.00001"]
-    assert excluded == {"posted on or after the cutoff": 1, "older than 4 years": 1, "not in the corpus": 1,
-                        "the target itself": 1}
+    assert excluded == {
+        "posted on or after the cutoff": 1,
+        "older than 4 years": 1,
+        "not in the corpus": 1,
+        "the target itself": 1,
+    }
 
 
 def test_unknown_settings_are_refused_with_the_file_and_key(tmp_path):
@@ -83,8 +101,16 @@ def test_unknown_settings_are_refused_with_the_file_and_key(tmp_path):
 
 # ---- end to end against servers -----------------------------------------------------------------
 
-TITLES = ["GraphSparsifier: streaming cuts", "Unreadable title for judge b", "Silent target", "A famous result",
-          "Plain target five", "Plain target six", "Plain target seven", "Plain target eight"]
+TITLES = [
+    "GraphSparsifier: streaming cuts",
+    "Unreadable title for judge b",
+    "Silent target",
+    "A famous result",
+    "Plain target five",
+    "Plain target six",
+    "Plain target seven",
+    "Plain target eight",
+]
 
 
 def write_inputs(folder: Path) -> None:
@@ -94,11 +120,23 @@ def write_inputs(folder: Path) -> None:
     for i, title in enumerate(TITLES):
         posted = dt.date(2024, i + 2, 15)
         target_id = f"{posted:%y%m}.{90001 + i}"
-        targets.append({"id": target_id, "title": title, "abstract": f"We study {title.lower()} at scale.",
-                        "date": posted.isoformat()})
+        targets.append(
+            {
+                "id": target_id,
+                "title": title,
+                "abstract": f"We study {title.lower()} at scale.",
+                "date": posted.isoformat(),
+            }
+        )
         refs = []
-        for kind, date in (("core", "2023-03-01"), ("tool", "2023-04-01"), ("background", "2023-05-01"),
-                           ("noise", "2023-06-01"), ("late", posted.isoformat()), ("old", "2018-01-10")):
+        for kind, date in (
+            ("core", "2023-03-01"),
+            ("tool", "2023-04-01"),
+            ("background", "2023-05-01"),
+            ("noise", "2023-06-01"),
+            ("late", posted.isoformat()),
+            ("old", "2018-01-10"),
+        ):
             paper_id = f"{date[2:4]}{date[5:7]}.{80000 + 10 * i + len(refs)}"
             if kind == "late":
                 paper_id = f"{posted:%y%m}.{80000 + 10 * i + len(refs)}"
@@ -112,11 +150,16 @@ def write_inputs(folder: Path) -> None:
 
 
 def write_config(folder: Path, judges: list[dict], url: str, **settings) -> Path:
-    lines = ["targets: targets.jsonl", "bibliographies: bibliographies.jsonl", "corpus: corpus.jsonl",
-             f"cache_dir: {folder / 'replies'}", "split_shares: [0.5, 0.25]",
-             "judges: " + json.dumps(judges),
-             "generator: " + json.dumps({"model": "openai/writer", "api_base": url, "api_key": "none"}),
-             "auditor: " + json.dumps({"model": "openai/auditor", "api_base": url, "api_key": "none"})]
+    lines = [
+        "targets: targets.jsonl",
+        "bibliographies: bibliographies.jsonl",
+        "corpus: corpus.jsonl",
+        f"cache_dir: {folder / 'replies'}",
+        "split_shares: [0.5, 0.25]",
+        "judges: " + json.dumps(judges),
+        "generator: " + json.dumps({"model": "openai/writer", "api_base": url, "api_key": "none"}),
+        "auditor: " + json.dumps({"model": "openai/auditor", "api_base": url, "api_key": "none"}),
+    ]
     lines = [line for line in lines if line.split(":")[0] not in settings]
     lines += [f"{key}: {json.dumps(value)}" for key, value in settings.items()]
     (folder / "build.yaml").write_text("\n".join(lines) + "\n")
@@ -135,20 +178,25 @@ def test_a_build_grades_by_consensus_tolerates_failed_judges_and_verifies(tmp_pa
     scripted, silent = servers
     write_inputs(tmp_path)
     judges = [{"model": f"openai/judge-{name}", "api_base": scripted.url, "api_key": "none"} for name in "ab"]
-    judges.append({"model": "openai/judge-c", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0,
-                   "max_retries": 1})
+    judges.append(
+        {"model": "openai/judge-c", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0, "max_retries": 1}
+    )
     config = load_build_config(write_config(tmp_path, judges, scripted.url, chunk_targets=4))
     manifest = json.loads(build(config, tmp_path / "release", progress=False).read_text())
-    instances = {json.loads(line)["target"]["title"]: json.loads(line)
-                 for line in (tmp_path / "release" / "instances.jsonl").read_text().splitlines()}
+    instances = {
+        json.loads(line)["target"]["title"]: json.loads(line)
+        for line in (tmp_path / "release" / "instances.jsonl").read_text().splitlines()
+    }
 
     assert set(instances) == set(TITLES) - {"Silent target"}
     assert manifest["counts"]["excluded"] == {"no brief: a brief of 0 words (under 30)": 1}
     plain = instances["Plain target five"]
     # judge-a says T3 for the core paper, judge-b T2, judge-c timed out: the lower median of two is T2
     assert [(label["title"], label["tier"], label["role"]) for label in plain["labels"]] == [
-        ("core paper 4", "T2", "conceptual"), ("tool paper 4", "T2", "infrastructural"),
-        ("background paper 4", "T1", "conceptual")]  # the noise paper was T0; late, old and missing ungraded
+        ("core paper 4", "T2", "conceptual"),
+        ("tool paper 4", "T2", "infrastructural"),
+        ("background paper 4", "T1", "conceptual"),
+    ]  # the noise paper was T0; late, old and missing ungraded
     assert [(a["agreement"], a["votes"]) for a in plain["audit"]["labels"]] == [(1, 2), (2, 2), (2, 2)]
     unreadable = instances["Unreadable title for judge b"]  # judge-b's prose reply is no vote: judge-a alone
     assert unreadable["labels"][0]["tier"] == "T3" and unreadable["audit"]["labels"][0]["votes"] == 1
@@ -197,8 +245,9 @@ def test_a_second_build_into_the_same_folder_asks_nothing_again_and_refuses_othe
 
 def kill_after_two_targets(command: list[str], done: Path) -> list[str]:
     """Start the build, SIGKILL it once two targets are recorded; the targets it had finished."""
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while not (done.exists() and done.read_text().count("\n") >= 2) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -225,7 +274,7 @@ def test_a_killed_build_resumes_without_asking_for_what_it_had(tmp_path):
         finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
         asked_before = list(scripted.requests)
         resume(command, finished_before)
-        asked_after = scripted.requests[len(asked_before):]
+        asked_after = scripted.requests[len(asked_before) :]
         targets = {json.loads(line)["id"]: json.loads(line)["title"] for line in (tmp_path / "targets.jsonl").open()}
         assert not any(targets[t] in user for t in finished_before for _, _, user in asked_after)
         assert len([r for r in asked_after if r in asked_before]) <= 2  # only what was in flight at the kill
@@ -248,8 +297,10 @@ def test_a_build_against_transformers_serve_counts_what_a_random_model_cannot_an
         lines = (tmp_path / "targets.jsonl").read_text().splitlines()[:3]
         (tmp_path / "targets.jsonl").write_text("\n".join(lines) + "\n")
         model = {"model": f"openai/{tiny_model}", "api_base": tiny_server, "api_key": "none", "max_tokens": 24}
-        judges = [model, {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0,
-                          "max_retries": 0}]
+        judges = [
+            model,
+            {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0, "max_retries": 0},
+        ]
         path = write_config(tmp_path, judges, tiny_server)
         config = load_build_config(path, {"generator": model, "auditor": model})
         manifest = json.loads(build(config, tmp_path / "release", progress=False).read_text())
@@ -267,14 +318,17 @@ def test_a_build_against_transformers_serve_counts_what_a_random_model_cannot_an
         silent.close()
 
 
-def test_a_build_killed_while_transformers_serve_answers_resumes_from_its_finished_targets(tmp_path, tiny_model,
-                                                                                             tiny_server):
+def test_a_build_killed_while_transformers_serve_answers_resumes_from_its_finished_targets(
+    tmp_path, tiny_model, tiny_server
+):
     silent = SilentServer()  # a judge that times out after a second paces the build, so the kill lands mid-way
     try:
         write_inputs(tmp_path)
         model = {"model": f"openai/{tiny_model}", "api_base": tiny_server, "api_key": "none", "max_tokens": 24}
-        judges = [model, {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0,
-                          "max_retries": 0}]
+        judges = [
+            model,
+            {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0, "max_retries": 0},
+        ]
         config_path = write_config(tmp_path, judges, tiny_server, chunk_targets=1, generator=model, auditor=model)
         command = [sys.executable, "-m", "hindsight.build", "run", str(config_path), "--out", str(tmp_path / "release")]
         finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
@@ -287,8 +341,10 @@ def test_a_build_killed_while_transformers_serve_answers_resumes_from_its_finish
 
 
 def test_the_cost_of_an_instance_is_estimated_from_the_recorded_tokens():
-    manifest = {"tokens_all_targets": {"prompt": 1_000_000, "completion": 100_000},
-                "counts": {"targets": 10, "instances": 8}}
+    manifest = {
+        "tokens_all_targets": {"prompt": 1_000_000, "completion": 100_000},
+        "counts": {"targets": 10, "instances": 8},
+    }
     cost = estimate_cost(manifest, "gpt-4o")
     import litellm
 

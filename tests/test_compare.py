@@ -28,8 +28,7 @@ def two_runs(tmp_path):
     base = [episode_for("t0", [label(0), "2399.00001"], [label(0)])]
     base += [episode_for(f"t{i}", ["2399.00001"], ["2399.00001"]) for i in range(1, 5)]  # t5 missing
     sft = [episode_for(f"t{i}", [label(i)], [label(i)]) for i in range(4)]
-    sft += [episode_for("t4", ["2399.00002"], [], status="budget_exhausted"),
-            episode_for("t5", [], ["2399.00003"])]
+    sft += [episode_for("t4", ["2399.00002"], [], status="budget_exhausted"), episode_for("t5", [], ["2399.00003"])]
     runs = tmp_path / "runs"
     write_run(runs, "base", base, instances)
     write_run(runs, "sft", sft, instances)
@@ -38,15 +37,42 @@ def two_runs(tmp_path):
 
 def test_compare_prints_counts_funnel_and_differences(two_runs, capsys):
     out_dir = two_runs / "out"
-    code = compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "2000",
-                         "--json", str(out_dir / "r.json"), "--markdown", str(out_dir / "r.md"),
-                         "--plots", str(out_dir / "plots"), "--slice", "flagged"])
+    code = compare_main(
+        [
+            "base",
+            "sft",
+            "--runs-dir",
+            str(two_runs / "runs"),
+            "--resamples",
+            "2000",
+            "--json",
+            str(out_dir / "r.json"),
+            "--markdown",
+            str(out_dir / "r.md"),
+            "--plots",
+            str(out_dir / "plots"),
+            "--slice",
+            "flagged",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "base 6 5 5 5 6" in [" ".join(line.split()) for line in printed.splitlines()]
     report = json.loads((out_dir / "r.json").read_text())
-    assert report["runs"]["base"]["counts"] == {"expected": 6, "attempted": 5, "completed": 5, "submitted": 5, "scored": 6}
-    assert report["runs"]["sft"]["counts"] == {"expected": 6, "attempted": 6, "completed": 6, "submitted": 5, "scored": 6}
+    assert report["runs"]["base"]["counts"] == {
+        "expected": 6,
+        "attempted": 5,
+        "completed": 5,
+        "submitted": 5,
+        "scored": 6,
+    }
+    assert report["runs"]["sft"]["counts"] == {
+        "expected": 6,
+        "attempted": 6,
+        "completed": 6,
+        "submitted": 5,
+        "scored": 6,
+    }
     assert report["runs"]["base"]["summary"]["ndcg10"] == pytest.approx(1 / 6)
     assert report["runs"]["sft"]["summary"]["ndcg10"] == pytest.approx(4 / 6)
     diff = report["differences"]["sft - base"]["ndcg10"]
@@ -55,9 +81,19 @@ def test_compare_prints_counts_funnel_and_differences(two_runs, capsys):
     assert report["runs"]["sft"]["summary"]["zero_exposure"] == pytest.approx(2 / 6)
     # where submissions came from: sft's four labels, each returned first; "2399.…" (month 99) is no id
     sources = report["runs"]["sft"]["summary"]["sources"]
-    assert (sources["submitted"], sources["submitted_surfaced"], sources["hits"], sources["hits_surfaced"]) == (4, 4, 4, 4)
+    assert (sources["submitted"], sources["submitted_surfaced"], sources["hits"], sources["hits_surfaced"]) == (
+        4,
+        4,
+        4,
+        4,
+    )
     # the order of a report is counts, then the funnel, the end-to-end table, where submissions came from
-    assert printed.index("Counts") < printed.index("Funnel") < printed.index("End to end") < printed.index("Where submissions")
+    assert (
+        printed.index("Counts")
+        < printed.index("Funnel")
+        < printed.index("End to end")
+        < printed.index("Where submissions")
+    )
     assert "0.167" in printed and "0.667" in printed and "+0.500 [" in printed
     assert set(report["slices"]["flagged"]) == {"clean", "flagged"}
     assert (out_dir / "r.md").read_text().startswith("## Counts")
@@ -96,8 +132,23 @@ def test_a_torn_episode_line_is_reported_with_its_line(two_runs, capsys):
 def test_trec_files_reproduce_the_reported_ndcg(two_runs):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     out = two_runs / "trec"
-    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--trec", str(out),
-                         "--json", str(two_runs / "r.json"), "--resamples", "200"]) == 0
+    assert (
+        compare_main(
+            [
+                "base",
+                "sft",
+                "--runs-dir",
+                str(two_runs / "runs"),
+                "--trec",
+                str(out),
+                "--json",
+                str(two_runs / "r.json"),
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
     qrels = {}
     for line in (out / "qrels.txt").read_text().splitlines():
         q, _, d, rel = line.split()
@@ -119,8 +170,20 @@ def test_report_prints_one_run(two_runs, capsys):
 
 
 def test_compare_runs_as_a_script(two_runs):
-    result = subprocess.run([sys.executable, str(ROOT / "eval/compare.py"), "base", "sft", "--runs-dir",
-                             str(two_runs / "runs"), "--resamples", "100"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "eval/compare.py"),
+            "base",
+            "sft",
+            "--runs-dir",
+            str(two_runs / "runs"),
+            "--resamples",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "End to end" in result.stdout
 
@@ -151,27 +214,70 @@ def test_ten_thousand_targets_compare_in_under_ten_seconds(tmp_path):
 
 def sft_row(returned: list[str], submitted: list[str]) -> dict:
     """An SFT row whose one search returned `returned` and whose submission lists `submitted`."""
-    return {"messages": [
-        {"role": "system", "content": "s"}, {"role": "user", "content": "u"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c0", "type": "function", "function": {"name": "search_papers", "arguments": {"query": "q"}}}]},
-        {"role": "tool", "tool_call_id": "c0", "name": "search_papers",
-         "content": json.dumps({"results": [{"id": pid} for pid in returned]})},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "submit_answer", "arguments": json.dumps(
-                {"papers": [{"id": pid} for pid in submitted]})}}]}], "tools": []}
+    return {
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "u"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "c0", "type": "function", "function": {"name": "search_papers", "arguments": {"query": "q"}}}
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c0",
+                "name": "search_papers",
+                "content": json.dumps({"results": [{"id": pid} for pid in returned]}),
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "submit_answer",
+                            "arguments": json.dumps({"papers": [{"id": pid} for pid in submitted]}),
+                        },
+                    }
+                ],
+            },
+        ],
+        "tools": [],
+    }
 
 
 def test_the_overlap_slice_splits_targets_by_antecedents_seen_in_training_demonstrations(two_runs, capsys):
     # t1's label was returned by a demonstration's search, t2's submitted (with a version suffix); no other label shows
-    training = write_jsonl(two_runs / "sft.jsonl", [sft_row([label_id(1, 0), "2399.00001"], []),
-                                                    sft_row([], [label_id(2, 0) + "v2"])])
+    training = write_jsonl(
+        two_runs / "sft.jsonl", [sft_row([label_id(1, 0), "2399.00001"], []), sft_row([], [label_id(2, 0) + "v2"])]
+    )
     out = two_runs / "r.json"
-    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
-                         "--training-set", str(training), "--json", str(out)]) == 0
+    assert (
+        compare_main(
+            [
+                "base",
+                "sft",
+                "--runs-dir",
+                str(two_runs / "runs"),
+                "--resamples",
+                "500",
+                "--training-set",
+                str(training),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     groups = json.loads(out.read_text())["slices"]["overlap"]
     assert {name: group["targets"] for name, group in groups.items()} == {
-        "antecedent in training demos": 2, "no antecedent in training demos": 4}
+        "antecedent in training demos": 2,
+        "no antecedent in training demos": 4,
+    }
     # sft finds t1 and t2 at rank 1, base neither
     assert groups["antecedent in training demos"]["ndcg10"] == {"base": 0.0, "sft": 1.0}
     assert "overlap" in capsys.readouterr().out
@@ -187,8 +293,23 @@ def test_the_overlap_slice_without_a_training_set_is_refused(two_runs):
 
 def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_runs, capsys):
     out = two_runs / "r.json"
-    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
-                         "--slice", "both-submitted", "--json", str(out)]) == 0
+    assert (
+        compare_main(
+            [
+                "base",
+                "sft",
+                "--runs-dir",
+                str(two_runs / "runs"),
+                "--resamples",
+                "500",
+                "--slice",
+                "both-submitted",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     groups = json.loads(out.read_text())["slices"]["both-submitted"]
     # base has no episode for t5; sft's t4 ran out of budget: t0-t3 are left
     both = groups["every run submitted"]
@@ -205,10 +326,29 @@ def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_ru
 
 def test_the_seed_table_reports_the_both_submitted_slice_and_per_target_outcomes(two_runs, capsys):
     out = two_runs / "r.json"
-    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500",
-                         "--slice", "both-submitted", "--json", str(out)]) == 0
-    table = subprocess.run([sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
-                           capture_output=True, text=True, check=True).stdout
+    assert (
+        compare_main(
+            [
+                "base",
+                "sft",
+                "--runs-dir",
+                str(two_runs / "runs"),
+                "--resamples",
+                "500",
+                "--slice",
+                "both-submitted",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    table = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     cells = [cell.strip() for cell in table.splitlines()[2].split("|")[1:-1]]
     # sft wins t1-t3 outright and ties t0 (both rank the label first), t4 and t5 (neither scores);
     # base submitted on t0-t4 (5), sft on all but t4 (5); t0-t3 are the both-submitted slice
@@ -218,7 +358,13 @@ def test_the_seed_table_reports_the_both_submitted_slice_and_per_target_outcomes
 
 def test_the_seed_table_refuses_a_report_without_the_slice(two_runs):
     out = two_runs / "r.json"
-    assert compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500", "--json", str(out)]) == 0
-    done = subprocess.run([sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
-                          capture_output=True, text=True)
+    assert (
+        compare_main(["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500", "--json", str(out)])
+        == 0
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode != 0 and "--slice both-submitted" in done.stderr

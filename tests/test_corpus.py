@@ -6,14 +6,16 @@ import pytest
 from hindsight.corpus import Corpus, CorpusError, load_corpus
 from tests.helpers import random_papers, write_jsonl
 
-GOOD = [{"id": "2402.00002", "title": "B", "abstract": "b", "date": "2024-02-01"},
-        {"id": "2401.00001v2", "title": "A", "abstract": "a", "date": "2024-01-05"}]
+GOOD = [
+    {"id": "2402.00002", "title": "B", "abstract": "b", "date": "2024-02-01"},
+    {"id": "2401.00001v2", "title": "A", "abstract": "a", "date": "2024-01-05"},
+]
 
 
 def test_loads_jsonl_and_keeps_papers_in_date_order(tmp_path):
     corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", GOOD))
     assert [p.id for p in corpus] == ["2401.00001", "2402.00002"]
-    assert corpus.prefix_len("2024-01-05") == 0      # strictly before the cutoff
+    assert corpus.prefix_len("2024-01-05") == 0  # strictly before the cutoff
     assert corpus.prefix_len("2024-01-06") == 1
     assert corpus.prefix_len("2030-01-01") == 2
     assert corpus.report.loaded == 2 and corpus.report.skipped == 0
@@ -25,6 +27,7 @@ def test_gzip_and_parquet_give_the_same_corpus_and_hash(tmp_path):
         handle.writelines(json.dumps(r) + "\n" for r in GOOD)
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
+
     pq.write_table(pa.Table.from_pylist(GOOD), tmp_path / "c.parquet")
     for other in ("c.jsonl.gz", "c.parquet"):
         assert load_corpus(tmp_path / other).hash == plain.hash
@@ -37,14 +40,20 @@ def test_hash_depends_on_content_not_file_order(tmp_path):
     assert forward.hash == backward.hash != edited.hash
 
 
-@pytest.mark.parametrize("bad_line, reason", [
-    ("{not json", "not valid JSON"),
-    (json.dumps({"title": "T", "date": "2024-01-01"}), "missing required field 'id'"),
-    (json.dumps({"id": "2401.00009", "date": "2024-01-01"}), "missing required field 'title'"),
-    (json.dumps({"id": "2401.00009", "title": "T"}), "missing required field 'date'"),
-    (json.dumps({"id": "2401.00009", "title": "T", "date": "yesterday"}), "unparseable date"),
-    (json.dumps({"id": "2401.00001", "title": "dup", "date": "2024-01-05"}), r"duplicate id 2401.00001 \(first at line 2\)"),
-])
+@pytest.mark.parametrize(
+    "bad_line, reason",
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps({"title": "T", "date": "2024-01-01"}), "missing required field 'id'"),
+        (json.dumps({"id": "2401.00009", "date": "2024-01-01"}), "missing required field 'title'"),
+        (json.dumps({"id": "2401.00009", "title": "T"}), "missing required field 'date'"),
+        (json.dumps({"id": "2401.00009", "title": "T", "date": "yesterday"}), "unparseable date"),
+        (
+            json.dumps({"id": "2401.00001", "title": "dup", "date": "2024-01-05"}),
+            r"duplicate id 2401.00001 \(first at line 2\)",
+        ),
+    ],
+)
 def test_bad_line_fails_with_file_line_and_reason(tmp_path, bad_line, reason):
     path = write_jsonl(tmp_path / "c.jsonl", GOOD + [bad_line])
     with pytest.raises(CorpusError, match=rf"c.jsonl:3: .*{reason}"):
@@ -52,7 +61,9 @@ def test_bad_line_fails_with_file_line_and_reason(tmp_path, bad_line, reason):
 
 
 def test_skip_bad_skips_and_counts_every_bad_line(tmp_path):
-    path = write_jsonl(tmp_path / "c.jsonl", GOOD + ["{oops", json.dumps({"id": "x", "title": "T", "date": "2024-01-01"}), ""])
+    path = write_jsonl(
+        tmp_path / "c.jsonl", GOOD + ["{oops", json.dumps({"id": "x", "title": "T", "date": "2024-01-01"}), ""]
+    )
     corpus = load_corpus(path, skip_bad=True)
     assert len(corpus) == 2
     assert corpus.report.read == 4 and corpus.report.skipped == 2

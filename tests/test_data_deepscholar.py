@@ -29,14 +29,19 @@ def test_cite_counts_every_key_of_every_cite_command():
 
 
 def test_redaction_stops_at_the_first_contribution_sentence_and_removes_names():
-    abstract = ("Large models are costly to serve. Existing caches ignore reuse across requests. "
-                "In this paper, we propose FastKV, a cache that shares prefixes. FastKV is 3x faster.")
+    abstract = (
+        "Large models are costly to serve. Existing caches ignore reuse across requests. "
+        "In this paper, we propose FastKV, a cache that shares prefixes. FastKV is 3x faster."
+    )
     brief = redact(abstract, "FastKV: Sharing Prefix Caches for LLM Serving")
     assert brief.startswith("Large models are costly to serve. Existing caches ignore reuse across requests.")
     assert "FastKV" not in brief and "propose" not in brief
     assert redact("We introduce X. It works.", "X: a thing") is None
     assert target_names("Need for zkSpeed: Accelerating HyperPlonk for Zero-Knowledge Proofs") == [
-        "Need for zkSpeed", "HyperPlonk", "zkSpeed"]
+        "Need for zkSpeed",
+        "HyperPlonk",
+        "zkSpeed",
+    ]
 
 
 @pytest.mark.shared_data
@@ -68,7 +73,9 @@ def test_a_malformed_csv_row_fails_with_file_and_line(tmp_path):
     for name in ("papers.csv", "citations.csv", "related_works_combined.csv"):
         shutil.copy(src / name, tmp_path / name)
     rows = (tmp_path / "papers.csv").read_text(encoding="utf-8")
-    (tmp_path / "papers.csv").write_text(rows + "not-an-id,Some title,authors,abstract,cs.LG,2025-05-01,,\n", encoding="utf-8")
+    (tmp_path / "papers.csv").write_text(
+        rows + "not-an-id,Some title,authors,abstract,cs.LG,2025-05-01,,\n", encoding="utf-8"
+    )
     with pytest.raises(ConversionError, match=r"papers.csv:\d+: arxiv_id 'not-an-id' is not an arXiv id"):
         convert(tmp_path)
     (tmp_path / "papers.csv").write_text(rows.replace("published_date", "published"), encoding="utf-8")
@@ -83,8 +90,13 @@ def test_model_written_briefs_through_a_real_server_fall_back_when_empty(tiny_mo
     src = require_deepscholar()
     from hindsight.data.deepscholar import convert_to
 
-    options = {"model": f"openai/{tiny_model}", "api_base": tiny_server, "api_key": "unused",
-               "cache_dir": str(tmp_path / "cache"), "max_tokens": "8"}
+    options = {
+        "model": f"openai/{tiny_model}",
+        "api_base": tiny_server,
+        "api_key": "unused",
+        "cache_dir": str(tmp_path / "cache"),
+        "max_tokens": "8",
+    }
     summary = convert_to(src, tmp_path / "out", options)
     assert "model-written briefs: 0; kept the rule-based brief after a failed request: 43" in summary
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 43

@@ -38,6 +38,7 @@ def test_same_seed_same_bytes_other_seed_other_world(world_dir, tmp_path):
 
 def test_size_splits_and_build_time(world_dir, world):
     import json
+
     info = json.loads((world_dir / "world.json").read_text())
     corpus, instances, report = world
     assert 19_000 <= len(corpus) <= 21_000 and info["seconds"] < 30

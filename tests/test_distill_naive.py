@@ -10,8 +10,15 @@ from hindsight.recipe import load_recipe
 
 def test_naive_demonstrations_open_with_the_first_sentence_and_pass_the_audit(tmp_path):
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": {"k": 5, "budget": 6},
-                                  "distill": {"out_dir": str(tmp_path / "out")}}))
+    recipe.write_text(
+        json.dumps(
+            {
+                "data": {"source": "world"},
+                "protocol": {"k": 5, "budget": 6},
+                "distill": {"out_dir": str(tmp_path / "out")},
+            }
+        )
+    )
     assert naive_main([str(recipe)]) == 0
     rows = [json.loads(line) for line in (tmp_path / "out" / "naive_sft.jsonl").read_text().splitlines()]
     instances = load_instances(materialise("world") / "instances.jsonl")
@@ -27,8 +34,15 @@ def test_naive_demonstrations_open_with_the_first_sentence_and_pass_the_audit(tm
 
 def test_each_sample_is_an_episode_of_its_own(tmp_path):
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text(json.dumps({"data": {"source": "world"}, "protocol": {"k": 5, "budget": 6},
-                                  "distill": {"out_dir": str(tmp_path / "out")}}))
+    recipe.write_text(
+        json.dumps(
+            {
+                "data": {"source": "world"},
+                "protocol": {"k": 5, "budget": 6},
+                "distill": {"out_dir": str(tmp_path / "out")},
+            }
+        )
+    )
     assert naive_main([str(recipe), "--samples", "2"]) == 0
     rows = (tmp_path / "out" / "naive_sft.jsonl").read_text().splitlines()
     instances = load_instances(materialise("world") / "instances.jsonl")

@@ -21,8 +21,10 @@ from hindsight.recipe import load_recipe
 def distilled(tmp_path_factory):
     root = tmp_path_factory.mktemp("distill")
     recipe = root / "recipe.yaml"
-    recipe.write_text(f"data:\n  source: world\nprotocol:\n  budget: 12\nruns_dir: {root / 'runs'}\n"
-                      f"distill:\n  out_dir: {root / 'out'}\n  candidates: 2\n  max_targets: 40\n")
+    recipe.write_text(
+        f"data:\n  source: world\nprotocol:\n  budget: 12\nruns_dir: {root / 'runs'}\n"
+        f"distill:\n  out_dir: {root / 'out'}\n  candidates: 2\n  max_targets: 40\n"
+    )
     assert teacher_main([str(recipe)]) == 0
     assert replay_main([str(recipe)]) == 0
     assert select_main([str(recipe)]) == 0
@@ -91,8 +93,12 @@ def test_the_teachers_valid_demonstrations_outscore_bm25_oneshot_on_the_same_tar
     runs = Path(recipe.read_text().split("runs_dir: ")[1].split("\n")[0])
     from hindsight.eval.comparison import score_run
     from hindsight.runs import load_run
+
     run = load_run(runs / "oneshot-train")
-    scores = {s["instance_id"]: s["ndcg10"] for s in score_run(run, load_instances(runs / "oneshot-train" / "instances.jsonl"))}
+    scores = {
+        s["instance_id"]: s["ndcg10"]
+        for s in score_run(run, load_instances(runs / "oneshot-train" / "instances.jsonl"))
+    }
     assert sorted(scores) == train
     oneshot_mean = statistics.mean(scores.values())
     print(f"train targets {len(train)}: teacher {teacher_mean:.3f} vs bm25-oneshot {oneshot_mean:.3f}")
@@ -107,8 +113,11 @@ def test_the_scripted_teacher_opens_with_the_briefs_first_sentence_then_searches
     rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
     for row in rows:
         brief = row["messages"][1]["content"].split("Research brief:\n", 1)[1]
-        queries = [m["tool_calls"][0]["function"]["arguments"]["query"] for m in row["messages"]
-                   if m["role"] == "assistant" and m["tool_calls"][0]["function"]["name"] == "search_papers"]
+        queries = [
+            m["tool_calls"][0]["function"]["arguments"]["query"]
+            for m in row["messages"]
+            if m["role"] == "assistant" and m["tool_calls"][0]["function"]["name"] == "search_papers"
+        ]
         assert queries[0] == first_sentence_query(brief) and len(queries) == 4
         # the keyword searches name what the antecedents share, not the problem the brief states
         assert all(len(q.split()) <= 3 and not set(analyze(q)) & set(analyze(brief)) for q in queries[1:])
@@ -118,11 +127,14 @@ def test_the_scripted_teacher_forwards_its_keyword_searches_results_before_the_o
     _, out = distilled
     for line in (out / "sft.jsonl").read_text().splitlines():
         messages = json.loads(line)["messages"]
-        blocks = [[hit["id"] for hit in json.loads(m["content"])["results"]]
-                  for m in messages if m["role"] == "tool" and "results" in m["content"]]
+        blocks = [
+            [hit["id"] for hit in json.loads(m["content"])["results"]]
+            for m in messages
+            if m["role"] == "tool" and "results" in m["content"]
+        ]
         submitted = [p["id"] for p in messages[-2]["tool_calls"][0]["function"]["arguments"]["papers"]]
         keyword_ids = list(dict.fromkeys(pid for block in blocks[1:] for pid in block))
         assert submitted and len(set(submitted)) == len(submitted) <= 10
         # every keyword result up to the tenth paper, as shown; the opening's only after them all
         assert submitted[: len(keyword_ids)] == keyword_ids[:10]
-        assert set(submitted[len(keyword_ids):]) <= set(blocks[0])
+        assert set(submitted[len(keyword_ids) :]) <= set(blocks[0])

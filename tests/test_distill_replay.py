@@ -19,8 +19,12 @@ from hindsight.search.bm25 import BM25Backend
 from tests.helpers import random_papers
 
 CUTOFF = dt.date(2022, 1, 1)
-ANTECEDENT = Paper(id="2106.09999", title="Sparse quantum kernel caches for robots", date=dt.date(2021, 6, 3),
-                   abstract="zorbling frames with tilted lattice memory make every gradient hop cheaper than before")
+ANTECEDENT = Paper(
+    id="2106.09999",
+    title="Sparse quantum kernel caches for robots",
+    date=dt.date(2021, 6, 3),
+    abstract="zorbling frames with tilted lattice memory make every gradient hop cheaper than before",
+)
 LATE = Paper(id="2203.09999", title="A later paper", date=dt.date(2022, 3, 1), abstract="quantum")
 
 
@@ -28,13 +32,34 @@ LATE = Paper(id="2203.09999", title="A later paper", date=dt.date(2022, 3, 1), a
 def world():
     papers = random_papers(300, seed=11, start=dt.date(2019, 1, 1), days=1000) + [ANTECEDENT, LATE]
     corpus = Corpus(papers)
-    labels = (Label(id=ANTECEDENT.id, tier="T3", role="conceptual", gain=7.0, title=ANTECEDENT.title,
-                    abstract=ANTECEDENT.abstract, date=ANTECEDENT.date),
-              Label(id=papers[0].id, tier="T1", role="conceptual", gain=1.0, title=papers[0].title,
-                    abstract=papers[0].abstract, date=papers[0].date))
-    instance = Instance(id="inst", split="train", brief="We want faster graph attention for robots.", cutoff=CUTOFF,
-                        target=Target(id="2205.00001", title="Hopping lattice caches for planning", date=dt.date(2022, 5, 1)),
-                        labels=labels)
+    labels = (
+        Label(
+            id=ANTECEDENT.id,
+            tier="T3",
+            role="conceptual",
+            gain=7.0,
+            title=ANTECEDENT.title,
+            abstract=ANTECEDENT.abstract,
+            date=ANTECEDENT.date,
+        ),
+        Label(
+            id=papers[0].id,
+            tier="T1",
+            role="conceptual",
+            gain=1.0,
+            title=papers[0].title,
+            abstract=papers[0].abstract,
+            date=papers[0].date,
+        ),
+    )
+    instance = Instance(
+        id="inst",
+        split="train",
+        brief="We want faster graph attention for robots.",
+        cutoff=CUTOFF,
+        target=Target(id="2205.00001", title="Hopping lattice caches for planning", date=dt.date(2022, 5, 1)),
+        labels=labels,
+    )
     backend = BM25Backend(corpus)
     cfg = DistillConfig()
     validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private(instance)})
@@ -42,24 +67,32 @@ def world():
 
 
 def private(instance, ngram=5):
-    return PrivateText.build(private_block(instance, {}, 12, 1200), instance.target.title, instance.target.id,
-                             instance.labels, ngram)
+    return PrivateText.build(
+        private_block(instance, {}, 12, 1200), instance.target.title, instance.target.id, instance.labels, ngram
+    )
 
 
 def _protocol():
     from hindsight.protocol import ProtocolConfig
+
     return ProtocolConfig()
 
 
 def candidate(backend, actions, status="submitted", returned=None):
     """A teacher transcript issuing `actions` through the ordinary environment, with teacher-only
     text around them; `returned` replaces what its first search showed (a divergent candidate)."""
-    env = SearchEnv(Task("inst#0", "We want faster graph attention for robots.", CUTOFF), backend, _protocol(),
-                    prompt_texts(False))
+    env = SearchEnv(
+        Task("inst#0", "We want faster graph attention for robots.", CUTOFF), backend, _protocol(), prompt_texts(False)
+    )
     messages = [{"role": "system", "content": "teacher prompt"}, {"role": "user", "content": "brief"}]
     for i, (tool, args) in enumerate(actions):
-        messages.append({"role": "assistant", "content": "thinking about hidden hints",
-                         "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": args}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "thinking about hidden hints",
+                "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": args}}],
+            }
+        )
         content = env.call(tool, args).content if not env.done else "{}"
         if returned is not None and i == 0:
             content = json.dumps({"results": [{"id": pid} for pid in returned]})
@@ -74,23 +107,38 @@ def first_hit(backend, query):
 
 
 CASES = {
-    "clean": lambda b: [("search_papers", {"query": "quantum kernel"}),
-                        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel"), "rationale": "close method"}]})],
-    "malformed": lambda b: [("search_papers", {"query": 42}), ("search_papers", {"query": "quantum kernel"}),
-                            ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel")}]})],
-    "private_copy": lambda b: [("search_papers", {"query": "tilted lattice memory make every gradient"}),
-                               ("submit_answer", {"papers": [{"id": first_hit(b, "tilted lattice memory make every gradient")}]})],
-    "identifying_query": lambda b: [("search_papers", {"query": "quantum kernel 2106.09999"}),
-                                    ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel 2106.09999")}]})],
-    "unsurfaced": lambda b: [("search_papers", {"query": "quantum kernel"}),
-                             ("submit_answer", {"papers": [{"id": "2106.09999"}]})],
+    "clean": lambda b: [
+        ("search_papers", {"query": "quantum kernel"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel"), "rationale": "close method"}]}),
+    ],
+    "malformed": lambda b: [
+        ("search_papers", {"query": 42}),
+        ("search_papers", {"query": "quantum kernel"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel")}]}),
+    ],
+    "private_copy": lambda b: [
+        ("search_papers", {"query": "tilted lattice memory make every gradient"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "tilted lattice memory make every gradient")}]}),
+    ],
+    "identifying_query": lambda b: [
+        ("search_papers", {"query": "quantum kernel 2106.09999"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum kernel 2106.09999")}]}),
+    ],
+    "unsurfaced": lambda b: [
+        ("search_papers", {"query": "quantum kernel"}),
+        ("submit_answer", {"papers": [{"id": "2106.09999"}]}),
+    ],
 }
 
 
-EXPECTED = {"clean": set(), "malformed": {"malformed"}, "private_copy": {"private_copy"},
-            "identifying_query": {"identifying_query"},
-            # an antecedent's id submitted before any search showed it: the teacher knew it
-            "unsurfaced": {"unsurfaced", "identifying_query"}}
+EXPECTED = {
+    "clean": set(),
+    "malformed": {"malformed"},
+    "private_copy": {"private_copy"},
+    "identifying_query": {"identifying_query"},
+    # an antecedent's id submitted before any search showed it: the teacher knew it
+    "unsurfaced": {"unsurfaced", "identifying_query"},
+}
 
 
 @pytest.mark.parametrize("expected", list(CASES))

@@ -10,8 +10,10 @@ from hindsight.shards import parse_shard
 
 def _recipe(root, out):
     recipe = root / f"{out}.yaml"
-    recipe.write_text(f"data:\n  source: world\nprotocol:\n  budget: 6\n"
-                      f"distill:\n  out_dir: {root / out}\n  candidates: 2\n  max_targets: 5\n")
+    recipe.write_text(
+        f"data:\n  source: world\nprotocol:\n  budget: 6\n"
+        f"distill:\n  out_dir: {root / out}\n  candidates: 2\n  max_targets: 5\n"
+    )
     return recipe
 
 

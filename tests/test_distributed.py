@@ -29,7 +29,7 @@ from tests.test_train_sft import write_recipe
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]
 pytest.importorskip("trl")
-SHARE, LOSS_SHARE = 1e-3, 1e-5   # see the module docstring
+SHARE, LOSS_SHARE = 1e-3, 1e-5  # see the module docstring
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,9 @@ def sft_set(tmp_path_factory):
     root = tmp_path_factory.mktemp("distributed")
     corpus, _, _ = load_benchmark("world")
     model = build_tiny_qwen(root / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
-    recipe = write_recipe(root, model, epochs=1, per_device_batch_size=1, gradient_accumulation_steps=2,
-                          learning_rate=1e-3)
+    recipe = write_recipe(
+        root, model, epochs=1, per_device_batch_size=1, gradient_accumulation_steps=2, learning_rate=1e-3
+    )
     for step in (teacher_main, replay_main, select_main):
         assert step([str(recipe)]) == 0
     return root, model, recipe
@@ -57,14 +58,29 @@ def _free_port() -> int:
 
 
 def _env(**extra: str) -> dict:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1",
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **extra}
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        **extra,
+    }
 
 
 def accelerate(recipe: Path, out: Path, *launch: str, sets: tuple[str, ...] = ()) -> str:
     """`accelerate launch LAUNCH train/sft.py RECIPE` into `out`; its stdout and stderr."""
-    command = [sys.executable, "-m", "accelerate.commands.launch", *launch, str(ROOT / "train/sft.py"), str(recipe),
-               "--set", f"train.output_dir={out}", *(arg for s in sets for arg in ("--set", s))]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        *launch,
+        str(ROOT / "train/sft.py"),
+        str(recipe),
+        "--set",
+        f"train.output_dir={out}",
+        *(arg for s in sets for arg in ("--set", s)),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, env=_env(), timeout=1800, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout + result.stderr
@@ -79,9 +95,17 @@ def one_process(root: Path, recipe: Path, *sets: str) -> Path:
 
 
 def two_processes(recipe: Path, out: Path, config: str, *sets: str) -> str:
-    return accelerate(recipe, out, "--config_file", str(ROOT / "recipes/accelerate" / config), "--num_processes", "2",
-                      "--main_process_port", str(_free_port()),
-                      sets=("train.gradient_accumulation_steps=1", *sets))
+    return accelerate(
+        recipe,
+        out,
+        "--config_file",
+        str(ROOT / "recipes/accelerate" / config),
+        "--num_processes",
+        "2",
+        "--main_process_port",
+        str(_free_port()),
+        sets=("train.gradient_accumulation_steps=1", *sets),
+    )
 
 
 def manifest(out: Path) -> dict:
@@ -125,8 +149,12 @@ def test_two_processes_train_what_one_process_does_with_twice_the_accumulation(s
     log = two_processes(recipe, two, "ddp.yaml", *sets)
     assert_equivalent(one, two, model)
     record = manifest(two)
-    assert (record["world_size"], record["per_device_batch_size"], record["gradient_accumulation_steps"],
-            record["effective_batch_size"]) == (2, 1, 1, 2)
+    assert (
+        record["world_size"],
+        record["per_device_batch_size"],
+        record["gradient_accumulation_steps"],
+        record["effective_batch_size"],
+    ) == (2, 1, 1, 2)
     assert record["distributed_type"] == "MULTI_CPU"
     # ddp.yaml says bf16; the recipe's fp32 holds
     assert record["mixed_precision"] == "no" and "overruled" in log
@@ -152,16 +180,25 @@ def sbatch_two_nodes(recipe: Path, out: Path, stand_ins: Path, *sets: str) -> st
         "#!/usr/bin/env bash\n"
         "# srun --ntasks=N --ntasks-per-node=1 COMMAND...: N copies here, SLURM_NODEID 0..N-1\n"
         "n=1; while [[ $1 == --* ]]; do [[ $1 == --ntasks=* ]] && n=${1#--ntasks=}; shift; done\n"
-        "pids=(); for ((i = 0; i < n; i++)); do SLURM_NODEID=$i \"$@\" & pids+=($!); done\n"
-        "status=0; for pid in \"${pids[@]}\"; do wait $pid || status=1; done; exit $status\n")
+        'pids=(); for ((i = 0; i < n; i++)); do SLURM_NODEID=$i "$@" & pids+=($!); done\n'
+        'status=0; for pid in "${pids[@]}"; do wait $pid || status=1; done; exit $status\n'
+    )
     for tool in ("scontrol", "srun"):
         (stand_ins / tool).chmod(0o755)
-    env = _env(PATH=f"{stand_ins}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-               HINDSIGHT_ROOT=str(ROOT), VENV="", RECIPE=str(recipe), SLURM_NNODES="2", GPUS_PER_NODE="1",
-               SLURM_JOB_NODELIST="node[0-1]", MAIN_PORT=str(_free_port()),
-               RECIPE_SETS=" ".join((f"train.output_dir={out}", "train.gradient_accumulation_steps=1", *sets)))
-    result = subprocess.run(["bash", "slurm/train.sbatch"], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=1800)
+    env = _env(
+        PATH=f"{stand_ins}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        HINDSIGHT_ROOT=str(ROOT),
+        VENV="",
+        RECIPE=str(recipe),
+        SLURM_NNODES="2",
+        GPUS_PER_NODE="1",
+        SLURM_JOB_NODELIST="node[0-1]",
+        MAIN_PORT=str(_free_port()),
+        RECIPE_SETS=" ".join((f"train.output_dir={out}", "train.gradient_accumulation_steps=1", *sets)),
+    )
+    result = subprocess.run(
+        ["bash", "slurm/train.sbatch"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout + result.stderr
 
@@ -191,8 +228,10 @@ def test_two_processes_and_two_nodes_train_the_real_qwen_as_one_does(world_sft, 
     root, recipe = world_sft
     sets = ("train.max_examples=2", "train.epochs=2")
     one = one_process(root, recipe, *sets)
-    for out, log in ((root / "two", lambda out: two_processes(recipe, out, "ddp.yaml", *sets)),
-                     (root / "nodes", lambda out: sbatch_two_nodes(recipe, out, tmp_path / "bin", *sets))):
+    for out, log in (
+        (root / "two", lambda out: two_processes(recipe, out, "ddp.yaml", *sets)),
+        (root / "nodes", lambda out: sbatch_two_nodes(recipe, out, tmp_path / "bin", *sets)),
+    ):
         assert reports(log(out)) == 1
         assert manifest(out)["world_size"] == 2 and manifest(out)["repeated_examples_per_epoch"] == 0
         assert_equivalent(one, out, qwen_folder)

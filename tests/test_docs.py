@@ -89,7 +89,8 @@ def test_every_shown_command_is_run_or_excused():
     for path in SHOWN_IN:
         for command in shown_commands(path):
             assert command in RUN_HERE or command in RUN_BY_CI or command in RUN_IN_SANDBOX or command in NOT_RUN, (
-                f"{path.name}: `{command}` is neither run by a test nor excused (tests/test_docs.py)")
+                f"{path.name}: `{command}` is neither run by a test nor excused (tests/test_docs.py)"
+            )
 
 
 def test_the_commands_ci_is_said_to_run_are_in_ci_run():
@@ -123,7 +124,7 @@ def test_a_field_without_a_comment_is_caught():
 
     @dataclass
     class Example:
-        described: int = 1      # what it is
+        described: int = 1  # what it is
         bare: int = 2
 
     assert reference.field_meanings(Example) == {"described": "what it is", "bare": ""}
@@ -131,7 +132,8 @@ def test_a_field_without_a_comment_is_caught():
 
 def test_the_committed_recipe_reference_is_what_the_code_generates():
     assert (ROOT / "docs/reference/recipe.md").read_text() == reference.recipe_reference(), (
-        "docs/reference/recipe.md is stale: run python docs/hooks/reference.py")
+        "docs/reference/recipe.md is stale: run python docs/hooks/reference.py"
+    )
 
 
 def test_the_recipe_reference_lists_every_section_and_key():

@@ -17,8 +17,14 @@ CUTOFF = dt.date(2020, 6, 1)
 @pytest.fixture(scope="module")
 def backend():
     papers = random_papers(400, seed=5)
-    papers.append(Paper(id="2601.00001", title="quantum compiler from the future", date=dt.date(2026, 1, 2),
-                        abstract="a paper dated after every cutoff used here"))
+    papers.append(
+        Paper(
+            id="2601.00001",
+            title="quantum compiler from the future",
+            date=dt.date(2026, 1, 2),
+            abstract="a paper dated after every cutoff used here",
+        )
+    )
     return BM25Backend(Corpus(papers))
 
 
@@ -60,27 +66,30 @@ def test_post_cutoff_papers_never_come_back(backend):
     assert late["results"][0]["id"] == "2601.00001"
 
 
-@pytest.mark.parametrize("tool, args, message", [
-    ("search_papers", {"query": ""}, "query is empty"),
-    ("search_papers", {"query": "   \n\t "}, "query is empty"),
-    ("search_papers", {"query": "word " * 10_000}, "10000 words; the limit is 64"),
-    ("search_papers", {"query": 42}, "query must be a string"),
-    ("search_papers", {"query": "q", "limit": 0}, "limit must be between 1 and 10"),
-    ("search_papers", {"query": "q", "limit": 11}, "limit must be between 1 and 10"),
-    ("search_papers", {"query": "q", "limit": "5"}, "limit must be an integer"),
-    ("search_papers", {"query": "q", "limit": True}, "limit must be an integer"),
-    ("search_papers", {}, "missing required argument"),
-    ("search_papers", {"query": "q", "year": 2020}, "unexpected argument"),
-    ("search_papers", "{not json", "not valid JSON"),
-    ("search_papers", ["query"], "must be a JSON object"),
-    ("read_paper", {"id": "2001.00001"}, "unknown tool 'read_paper'"),
-    ("browse_web", {"url": "x"}, "unknown tool 'browse_web'"),
-    ("submit_answer", {"papers": "2001.00001"}, "papers must be a list"),
-    ("submit_answer", {"papers": [{"id": f"2001.{i:05d}"} for i in range(11)]}, "at most 10 papers"),
-    ("submit_answer", {"papers": [{"paper": "2001.00001"}]}, "papers[0] must be an object with a string 'id'"),
-    ("submit_answer", {"papers": [{"id": "2001.00001", "score": 1}]}, "unexpected field"),
-    ("submit_answer", {"papers": [{"id": "2001.00001", "rationale": 3}]}, "rationale must be a string"),
-])
+@pytest.mark.parametrize(
+    "tool, args, message",
+    [
+        ("search_papers", {"query": ""}, "query is empty"),
+        ("search_papers", {"query": "   \n\t "}, "query is empty"),
+        ("search_papers", {"query": "word " * 10_000}, "10000 words; the limit is 64"),
+        ("search_papers", {"query": 42}, "query must be a string"),
+        ("search_papers", {"query": "q", "limit": 0}, "limit must be between 1 and 10"),
+        ("search_papers", {"query": "q", "limit": 11}, "limit must be between 1 and 10"),
+        ("search_papers", {"query": "q", "limit": "5"}, "limit must be an integer"),
+        ("search_papers", {"query": "q", "limit": True}, "limit must be an integer"),
+        ("search_papers", {}, "missing required argument"),
+        ("search_papers", {"query": "q", "year": 2020}, "unexpected argument"),
+        ("search_papers", "{not json", "not valid JSON"),
+        ("search_papers", ["query"], "must be a JSON object"),
+        ("read_paper", {"id": "2001.00001"}, "unknown tool 'read_paper'"),
+        ("browse_web", {"url": "x"}, "unknown tool 'browse_web'"),
+        ("submit_answer", {"papers": "2001.00001"}, "papers must be a list"),
+        ("submit_answer", {"papers": [{"id": f"2001.{i:05d}"} for i in range(11)]}, "at most 10 papers"),
+        ("submit_answer", {"papers": [{"paper": "2001.00001"}]}, "papers[0] must be an object with a string 'id'"),
+        ("submit_answer", {"papers": [{"id": "2001.00001", "score": 1}]}, "unexpected field"),
+        ("submit_answer", {"papers": [{"id": "2001.00001", "rationale": 3}]}, "rationale must be a string"),
+    ],
+)
 def test_bad_calls_get_a_readable_error_and_the_episode_goes_on(backend, tool, args, message):
     env = make_env(backend)
     result = env.call(tool, args)
@@ -93,7 +102,7 @@ def test_bad_calls_get_a_readable_error_and_the_episode_goes_on(backend, tool, a
 def test_budget_counts_every_call_and_the_call_past_it_ends_the_episode(backend):
     env = make_env(backend, budget=3)
     env.call("search_papers", {"query": "quantum"})
-    env.call("search_papers", {"query": ""})                      # an error still costs a call
+    env.call("search_papers", {"query": ""})  # an error still costs a call
     env.malformed("I think I will search", "no tool call found")  # so does unreadable output
     assert env.calls_left == 0 and not env.done
     result = env.call("submit_answer", {"papers": []})
@@ -125,8 +134,9 @@ def test_read_paper_opens_only_papers_a_search_returned(backend):
     unseen = next(p.id for p in backend.corpus.papers if p.id not in env.surfaced and p.date < CUTOFF)
     for paper_id in (unseen, "2601.00001", "1901.99999"):  # a real earlier paper, a future one, none at all
         refused = env.call("read_paper", {"id": paper_id})
-        assert refused.error == (f"read_paper opens only papers a search of this task returned; {paper_id!r} "
-                                 f"was not among them")
+        assert refused.error == (
+            f"read_paper opens only papers a search of this task returned; {paper_id!r} was not among them"
+        )
     assert not env.done
 
 
@@ -137,10 +147,16 @@ def test_json_text_arguments_are_logged_as_the_object_they_were_read_as(backend)
 
 
 def test_the_environment_refuses_an_instance(backend):
-    instance = Instance.from_dict({
-        "id": "i", "split": "eval", "brief": "b", "cutoff": "2020-06-01",
-        "target": {"id": "2101.00001", "title": "T", "date": "2020-09-01"},
-        "labels": [{"id": "2001.00001", "tier": "T3"}]})
+    instance = Instance.from_dict(
+        {
+            "id": "i",
+            "split": "eval",
+            "brief": "b",
+            "cutoff": "2020-06-01",
+            "target": {"id": "2101.00001", "title": "T", "date": "2020-09-01"},
+            "labels": [{"id": "2001.00001", "tier": "T3"}],
+        }
+    )
     with pytest.raises(TypeError, match="takes a Task"):
         SearchEnv(instance, backend)
     assert SearchEnv(instance.task(), backend).task.brief == "b"
@@ -158,6 +174,7 @@ class LeakyBackend:
 
 def test_a_backend_that_leaks_past_the_cutoff_stops_the_run():
     from hindsight.search import SearchBackendError
+
     env = SearchEnv(Task("t", "b", CUTOFF), LeakyBackend())
     with pytest.raises(SearchBackendError, match="post-cutoff"):
         env.call("search_papers", {"query": "q"})
@@ -192,4 +209,7 @@ def test_protocol_hash_changes_with_everything_it_covers(backend):
 def test_identical_calls_give_identical_answers(backend):
     first, second = make_env(backend), make_env(backend)
     for query in ("quantum compiler", "graph attention", "robot"):
-        assert first.call("search_papers", {"query": query}).content == second.call("search_papers", {"query": query}).content
+        assert (
+            first.call("search_papers", {"query": query}).content
+            == second.call("search_papers", {"query": query}).content
+        )

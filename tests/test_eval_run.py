@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def recipe(tmp_path, extra: str = "") -> Path:
     path = tmp_path / "recipe.yaml"
-    path.write_text(f"data:\n  source: world\nprotocol:\n  budget: 6\npolicy:\n  backend: bm25-oneshot\n"
-                    f"runs_dir: {tmp_path / 'runs'}\n{extra}")
+    path.write_text(
+        f"data:\n  source: world\nprotocol:\n  budget: 6\npolicy:\n  backend: bm25-oneshot\n"
+        f"runs_dir: {tmp_path / 'runs'}\n{extra}"
+    )
     return path
 
 
@@ -64,17 +66,25 @@ def test_every_recipe_in_the_repo_loads():
 
 
 def test_eval_run_as_a_script_reports_bad_input(tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "eval/run.py"), str(tmp_path / "missing.yaml"), "--name", "x"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "eval/run.py"), str(tmp_path / "missing.yaml"), "--name", "x"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "no such recipe" in result.stderr
 
 
 def test_every_stage_builds_the_same_search_backend_from_the_recipe(tmp_path, small_corpus):
     from hindsight.recipe import SearchConfig
 
-    backend = SearchConfig(backend="bm25", model="ignored-for-bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus)
+    backend = SearchConfig(backend="bm25", model="ignored-for-bm25", cache_dir=str(tmp_path / "idx")).build(
+        small_corpus
+    )
     assert backend.index_dir.parent == tmp_path / "idx"
-    assert backend.describe() == SearchConfig(backend="bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus).describe()
+    assert (
+        backend.describe()
+        == SearchConfig(backend="bm25", cache_dir=str(tmp_path / "idx")).build(small_corpus).describe()
+    )
 
 
 def write_training_manifest(folder, lora: bool, base_model: str):
@@ -82,9 +92,15 @@ def write_training_manifest(folder, lora: bool, base_model: str):
 
     folder.mkdir(parents=True, exist_ok=True)
     output = folder / ("adapter" if lora else "model")
-    (folder / "train_manifest.json").write_text(json.dumps({
-        "base_model": base_model, "output": f"somewhere/else/{output.name}",
-        "hyperparameters": {"lora": {"rank": 16} if lora else None}}))
+    (folder / "train_manifest.json").write_text(
+        json.dumps(
+            {
+                "base_model": base_model,
+                "output": f"somewhere/else/{output.name}",
+                "hyperparameters": {"lora": {"rank": 16} if lora else None},
+            }
+        )
+    )
     return output
 
 
@@ -151,11 +167,14 @@ def _episodes_by_target(run_dir: Path) -> dict:
 
 @pytest.mark.parametrize("policy", ["bm25-oneshot", "hf"])
 def test_merged_evaluation_shards_equal_an_unsharded_run(tmp_path, tiny_model, policy):
-    extra = "" if policy == "bm25-oneshot" else \
-        f"  model: {tiny_model}\n  max_new_tokens: 24\n  batch_size: 1\n"   # one episode a batch: no padding differs
+    extra = (
+        "" if policy == "bm25-oneshot" else f"  model: {tiny_model}\n  max_new_tokens: 24\n  batch_size: 1\n"
+    )  # one episode a batch: no padding differs
     path = tmp_path / "recipe.yaml"
-    path.write_text(f"data:\n  source: world\n  max_targets: 7\nprotocol:\n  budget: 3\npolicy:\n  backend: {policy}\n"
-                    f"{extra}runs_dir: {tmp_path / 'runs'}\n")
+    path.write_text(
+        f"data:\n  source: world\n  max_targets: 7\nprotocol:\n  budget: 3\npolicy:\n  backend: {policy}\n"
+        f"{extra}runs_dir: {tmp_path / 'runs'}\n"
+    )
     assert run_main([str(path), "--name", "whole"]) == 0
     for index in range(3):
         assert run_main([str(path), "--name", "sharded", "--shard", f"{index}/3"]) == 0

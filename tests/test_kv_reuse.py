@@ -28,8 +28,15 @@ def play(tiny_model, tmp_path, reuse: bool, batch_size: int):
     tasks = [Task(f"t{i}", "graph attention for robots " * (1 + i), dt.date(2021, 1, 1)) for i in range(3)]
     policy = HFPolicy(str(tiny_model), max_new_tokens=16, reuse_cache=reuse)
     out = tmp_path / f"reuse-{reuse}-batch-{batch_size}"
-    run_episodes(policy, keyed(tasks), BM25Backend(Corpus(random_papers(100))), ProtocolConfig(budget=5, max_malformed=5),
-                 out, batch_size=batch_size, progress=False)
+    run_episodes(
+        policy,
+        keyed(tasks),
+        BM25Backend(Corpus(random_papers(100))),
+        ProtocolConfig(budget=5, max_malformed=5),
+        out,
+        batch_size=batch_size,
+        progress=False,
+    )
     rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     return {row["instance_id"]: row["messages"] for row in rows}, policy.usage
 
@@ -59,9 +66,12 @@ def test_rows_with_kept_prefixes_of_different_lengths_get_the_logits_of_a_full_r
     kept = [prefix(prompts[0][:20]), None, prefix(prompts[2][:3])]
     batch = lay_out(kept, prompts, pad_id=0, device="cpu")
     with torch.no_grad():
-        spliced = model(input_ids=batch.input_ids[:, batch.cache.get_seq_length():],
-                        attention_mask=batch.attention_mask, **{CACHE_ARGUMENT: batch.cache},
-                        position_ids=(batch.attention_mask.cumsum(-1) - 1).clamp(min=0)[:, batch.cache.get_seq_length():])
+        spliced = model(
+            input_ids=batch.input_ids[:, batch.cache.get_seq_length() :],
+            attention_mask=batch.attention_mask,
+            **{CACHE_ARGUMENT: batch.cache},
+            position_ids=(batch.attention_mask.cumsum(-1) - 1).clamp(min=0)[:, batch.cache.get_seq_length() :],
+        )
         for row, prompt in enumerate(prompts):
             full = model(input_ids=torch.tensor([prompt])).logits[0, -1]
             assert torch.allclose(spliced.logits[row, -1], full, atol=1e-4), row

@@ -75,8 +75,10 @@ class RemoteTitleCopier(TitleCopier):
 def distill(tmp_path, monkeypatch, teacher, retries=2):
     monkeypatch.setattr(teacher_stage, "make_teacher", lambda *args: teacher)
     path = tmp_path / "recipe.yaml"
-    path.write_text(f"data:\n  source: world\nprotocol:\n  budget: 4\ndistill:\n  out_dir: {tmp_path / 'out'}\n"
-                    f"  candidates: 2\n  max_targets: 3\n  leak_retries: {retries}\n")
+    path.write_text(
+        f"data:\n  source: world\nprotocol:\n  budget: 4\ndistill:\n  out_dir: {tmp_path / 'out'}\n"
+        f"  candidates: 2\n  max_targets: 3\n  leak_retries: {retries}\n"
+    )
     recipe = load_recipe(path)
     out = teacher_stage.generate_candidates(recipe, progress=False)
     _, summary = run_replay(recipe, progress=False)
@@ -128,20 +130,26 @@ def test_without_the_guard_the_copied_title_reaches_the_candidate(tmp_path, monk
 
 def test_the_scripted_teacher_moves_to_its_next_query_when_one_is_refused():
     idf = {"alpha": 3.0, "beta": 2.5, "gamma": 2.0, "delta": 1.5, "omega": 1.0}
-    system = (f"{PRIVATE_HEADER}\nrules\n\n1. [T3/conceptual] Alpha beta gamma\n   Abstract: alpha beta gamma delta omega"
-              f"\n\n2. [T2/conceptual] Beta gamma delta\n   Abstract: beta gamma delta omega alpha")
+    system = (
+        f"{PRIVATE_HEADER}\nrules\n\n1. [T3/conceptual] Alpha beta gamma\n   Abstract: alpha beta gamma delta omega"
+        f"\n\n2. [T2/conceptual] Beta gamma delta\n   Abstract: beta gamma delta omega alpha"
+    )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "Brief: We study things.\n"}]
     teacher = ScriptedTeacher(idf, queries=3, words_per_query=2)
     conv = Conversation(Task("t", "We study things.", None), messages)
     plan = teacher._plan(conv)
     first = teacher.act([conv], [])[0].calls[0].arguments["query"]
-    refused = messages + [{"role": "assistant", "content": "", "tool_calls": []},
-                          {"role": "user", "content": "Not sent: identifying_query: a title. ..."}]
+    refused = messages + [
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "user", "content": "Not sent: identifying_query: a title. ..."},
+    ]
     second = teacher.act([Conversation(conv.task, refused)], [])[0].calls[0].arguments["query"]
     assert (first, second) == (plan[0], plan[1])
     # the real conversation holds the second query, not the refused first: next comes the third
-    sent = messages + [{"role": "assistant", "content": "", "tool_calls": []},
-                       {"role": "tool", "content": json.dumps({"results": []})}]
+    sent = messages + [
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "tool", "content": json.dumps({"results": []})},
+    ]
     after = teacher.act([Conversation(conv.task, sent)], [])[0].calls[0].arguments["query"]
     assert len(plan) == 3 and after == plan[2]
 
@@ -150,8 +158,9 @@ def test_the_guard_reads_a_reply_as_the_runner_would_record_it():
     from hindsight.distill.guard import LeakGuard
     from hindsight.leaks import PrivateText
 
-    private = PrivateText.build("private block about sparse mixture routing", "Sparse Mixture Routing for Robots",
-                                "2301.00001", [], 5)
+    private = PrivateText.build(
+        "private block about sparse mixture routing", "Sparse Mixture Routing for Robots", "2301.00001", [], 5
+    )
     guard = LeakGuard(TitleCopier(), {"t": private}, 5, 0.6)
     conv = Conversation(Task("t", "We want robots that learn.", None), [{"role": "user", "content": "brief"}])
     copy = Turn(calls=[ToolCall("search_papers", json.dumps({"query": "sparse mixture routing robots"}))])
@@ -180,10 +189,11 @@ def test_given_the_index_the_guard_refuses_free_text_that_finds_an_unsurfaced_la
         best = backend.search(text, dt.date.max, 1)
         if best and best[0].id == label.id:
             break
-    private = PrivateText.build(f"{label.title}\n{label.abstract}", instance.target.title, instance.target.id,
-                                instance.labels, 5)
+    private = PrivateText.build(
+        f"{label.title}\n{label.abstract}", instance.target.title, instance.target.id, instance.labels, 5
+    )
     conv = Conversation(Task("t", instance.brief, instance.cutoff), [{"role": "user", "content": instance.brief}])
     turn = Turn(text=text, content=text)
-    assert LeakGuard(TitleCopier(), {"t": private}, 5, 0.6).why_refused(conv, turn) is None   # the rules see nothing
+    assert LeakGuard(TitleCopier(), {"t": private}, 5, 0.6).why_refused(conv, turn) is None  # the rules see nothing
     guard = LeakGuard(TitleCopier(), {"t": private}, 5, 0.6, backend=backend, retrieval_words=4)
     assert label.id in guard.why_refused(conv, turn)

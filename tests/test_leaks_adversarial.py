@@ -12,7 +12,7 @@ version) must never be flagged.
 import json
 import os
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -29,25 +29,37 @@ N, SHARE = 5, 0.6
 # CI draws the same examples every run; EXPLORE_LEAKS=N draws N fresh ones per test (run it after
 # changing hindsight/leaks.py). No shrinking: a failure prints its whole example.
 EXPLORE = int(os.environ.get("EXPLORE_LEAKS", "0"))
-SETTINGS = settings(max_examples=EXPLORE or 60, derandomize=not EXPLORE, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow], phases=[Phase.explicit, Phase.generate])
+SETTINGS = settings(
+    max_examples=EXPLORE or 60,
+    derandomize=not EXPLORE,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.generate],
+)
 LOOKALIKE = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "y": "у", "i": "і", "s": "ѕ", "j": "ј"}
 INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
-BRITISH = [(r"ization\b", "isation"), (r"ize\b", "ise"), (r"yze\b", "yse"), (r"or\b", "our"), (r"ter\b", "tre"),
-           (r"eling\b", "elling")]
+BRITISH = [
+    (r"ization\b", "isation"),
+    (r"ize\b", "ise"),
+    (r"yze\b", "yse"),
+    (r"or\b", "our"),
+    (r"ter\b", "tre"),
+    (r"eling\b", "elling"),
+]
 
 
-LEXICONS: dict[str, Lexicon] = {}   # instance id -> its corpus's lexicon (the validator's third line)
+LEXICONS: dict[str, Lexicon] = {}  # instance id -> its corpus's lexicon (the validator's third line)
 
 
-@lru_cache(maxsize=None)
+@cache
 def world_instances():
     corpus, instances, _ = load_benchmark("world")
     LEXICONS.update(dict.fromkeys((inst.id for inst in instances), Lexicon.of_corpus(corpus)))
     return [inst for inst in instances if inst.split == "train"][:40]
 
 
-@lru_cache(maxsize=None)
+@cache
 def deepscholar_instances():
     source = SHARED_DATA / "deepscholar-bench"
     if not source.exists():
@@ -68,10 +80,13 @@ def instances():
 
 def private_for(instance) -> PrivateText:
     block = "\n".join(f"{lab.title}\n{lab.abstract}" for lab in instance.labels)
-    return PrivateText.build(block, instance.target.title, instance.target.id, instance.labels, N, lexicon_for(instance))
+    return PrivateText.build(
+        block, instance.target.title, instance.target.id, instance.labels, N, lexicon_for(instance)
+    )
 
 
 # -- disguises ---------------------------------------------------------------------------------
+
 
 @st.composite
 def disguised(draw, text: str) -> str:
@@ -88,8 +103,14 @@ def disguised(draw, text: str) -> str:
         for pattern, repl in BRITISH:
             if len(word) >= 5 and draw(st.integers(0, 2)) == 0:
                 word = re.sub(pattern, repl, word)
-        if (word.isalpha() and len(word) > 3 and not word.lower().endswith("s") and not joined
-                and word.lower() not in ("with", "from", "into", "over", "under", "that", "this") and draw(st.integers(0, 3)) == 0):
+        if (
+            word.isalpha()
+            and len(word) > 3
+            and not word.lower().endswith("s")
+            and not joined
+            and word.lower() not in ("with", "from", "into", "over", "under", "that", "this")
+            and draw(st.integers(0, 3)) == 0
+        ):
             word += "s"
         letters = []
         for ch in word:
@@ -97,7 +118,7 @@ def disguised(draw, text: str) -> str:
             if roll == 0 and ch.lower() in LOOKALIKE:
                 ch = LOOKALIKE[ch.lower()]
             elif roll == 1 and ch.isalpha():
-                ch += "\u0301"               # a combining accent
+                ch += "\u0301"  # a combining accent
             letters.append(ch)
             if draw(st.integers(0, 9)) == 0:
                 letters.append(draw(st.sampled_from(INVISIBLE)))
@@ -109,34 +130,60 @@ def disguised(draw, text: str) -> str:
 def disguised_id(draw, pid: str) -> str:
     if "/" in pid:
         archive, number = pid.split("/")
-        return draw(st.sampled_from([f"{archive}/{number}", f"{archive.upper()}/{number}v2", f"arXiv:{archive}/{number}",
-                                     f"{archive} / {number}"]))
+        return draw(
+            st.sampled_from(
+                [
+                    f"{archive}/{number}",
+                    f"{archive.upper()}/{number}v2",
+                    f"arXiv:{archive}/{number}",
+                    f"{archive} / {number}",
+                ]
+            )
+        )
     head, tail = pid.split(".")
     sep = draw(st.sampled_from([".", " . ", "-", " ", "_", "·", ". "]))
     text = f"{head}{sep}{tail}"
     if draw(st.booleans()):
-        text = "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in text)   # full-width digits
+        text = "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in text)  # full-width digits
     if draw(st.booleans()):
-        text = " ".join(text) if draw(st.booleans()) else text                       # every character spaced
-    return draw(st.sampled_from([text, f"{text}v3", f"arXiv:{text}", f"https://arxiv.org/abs/{text}",
-                                 f"see {text} for details"]))
+        text = " ".join(text) if draw(st.booleans()) else text  # every character spaced
+    return draw(
+        st.sampled_from(
+            [text, f"{text}v3", f"arXiv:{text}", f"https://arxiv.org/abs/{text}", f"see {text} for details"]
+        )
+    )
 
 
 # -- conversations -----------------------------------------------------------------------------
 
+
 def call(name: str, arguments: dict, i: int, as_text: bool) -> dict:
     args = json.dumps(arguments, ensure_ascii=False) if as_text else arguments
-    return {"role": "assistant", "content": "", "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": args}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": args}}],
+    }
 
 
 def result(i: int, papers: list[dict]) -> dict:
-    return {"role": "tool", "tool_call_id": f"c{i}", "name": "search_papers",
-            "content": json.dumps({"results": papers, "calls_left": 5})}
+    return {
+        "role": "tool",
+        "tool_call_id": f"c{i}",
+        "name": "search_papers",
+        "content": json.dumps({"results": papers, "calls_left": 5}),
+    }
 
 
-def conversation(instance, queries: list[str], papers=(), rationale: str = "", content: str = "",
-                 as_text: bool = False, submit: tuple[str, ...] = ()) -> list[dict]:
+def conversation(
+    instance,
+    queries: list[str],
+    papers=(),
+    rationale: str = "",
+    content: str = "",
+    as_text: bool = False,
+    submit: tuple[str, ...] = (),
+) -> list[dict]:
     messages = initial_messages(instance.task())
     for i, query in enumerate(queries):
         messages += [call("search_papers", {"query": query}, i, as_text), result(i, list(papers) if i == 0 else [])]
@@ -154,8 +201,13 @@ def flagged(instance, messages) -> tuple[set[str], list[str]]:
     """What the validator's check flags, and what the audit finds, in one conversation."""
     private = private_for(instance)
     flags = {f.flag for f in check_messages(messages, private, instance.brief, N, SHARE)} - {"unsurfaced"}
-    audit = [p for p in audit_row({"messages": messages, "tools": []}, {instance.brief: instance},
-                                  {instance.id: private}, N, SHARE) if "no search returned" not in p]
+    audit = [
+        p
+        for p in audit_row(
+            {"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE
+        )
+        if "no search returned" not in p
+    ]
     return flags, audit
 
 
@@ -184,7 +236,9 @@ def test_a_title_split_across_queries_is_flagged_by_both(data):
     words = title.split()
     assume(len(content_words(title)) >= 3)
     parts = data.draw(st.integers(2, min(3, len(words))))
-    cuts = sorted(data.draw(st.lists(st.integers(1, len(words) - 1), min_size=parts - 1, max_size=parts - 1, unique=True)))
+    cuts = sorted(
+        data.draw(st.lists(st.integers(1, len(words) - 1), min_size=parts - 1, max_size=parts - 1, unique=True))
+    )
     pieces = [" ".join(words[a:b]) for a, b in zip([0, *cuts], [*cuts, len(words)])]
     queries = [data.draw(disguised(piece)) for piece in pieces]
     flags, audit = flagged(instance, conversation(instance, queries))
@@ -213,8 +267,9 @@ def test_a_disguised_private_id_anywhere_before_a_search_returned_it_is_flagged_
     pid = data.draw(st.sampled_from([instance.target.id] + [lab.id for lab in instance.labels]))
     text = data.draw(disguised_id(pid))
     where = data.draw(st.sampled_from(["query", "rationale", "content"]))
-    messages = (conversation(instance, [text]) if where == "query"
-                else conversation(instance, ["keyword"], **{where: text}))
+    messages = (
+        conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], **{where: text})
+    )
     flags, audit = flagged(instance, messages)
     assert "identifying_query" in flags and audit, (where, text)
 
@@ -229,7 +284,10 @@ def test_label_ids_a_search_returned_are_never_flagged_wherever_they_appear(data
     messages = conversation(instance, ["keyword search"], papers=returned, rationale=rationale, submit=submit)
     private = private_for(instance)
     assert check_messages(messages, private, instance.brief, N, SHARE) == []
-    assert audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE) == []
+    assert (
+        audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE)
+        == []
+    )
 
 
 @SETTINGS
@@ -237,11 +295,18 @@ def test_label_ids_a_search_returned_are_never_flagged_wherever_they_appear(data
 def test_rare_keyword_queries_that_copy_no_phrase_are_never_flagged(data):
     instance = data.draw(st.sampled_from(world_instances()))
     # two words at a time from the antecedents' text: what the scripted teacher does
-    pool = sorted({w for lab in instance.labels for w in content_words(lab.abstract)} - set(content_words(instance.brief)))
-    queries = [" ".join(data.draw(st.lists(st.sampled_from(pool), min_size=2, max_size=2, unique=True))) for _ in range(3)]
+    pool = sorted(
+        {w for lab in instance.labels for w in content_words(lab.abstract)} - set(content_words(instance.brief))
+    )
+    queries = [
+        " ".join(data.draw(st.lists(st.sampled_from(pool), min_size=2, max_size=2, unique=True))) for _ in range(3)
+    ]
     private = private_for(instance)
-    titles_held = [t for _, t in private.titles
-                   if len([w for w in content_words(t) if w in " ".join(queries).split()]) >= SHARE * len(content_words(t))]
+    titles_held = [
+        t
+        for _, t in private.titles
+        if len([w for w in content_words(t) if w in " ".join(queries).split()]) >= SHARE * len(content_words(t))
+    ]
     assume(not titles_held)
     assert check_messages(conversation(instance, queries), private, instance.brief, N, SHARE) == []
 

@@ -13,7 +13,7 @@ import base64
 import html
 import sys
 import unicodedata
-from functools import lru_cache
+from functools import cache
 from urllib.parse import quote
 
 from hypothesis import assume, given
@@ -21,35 +21,55 @@ from hypothesis import strategies as st
 
 from hindsight.leaks import content_words, spelled, terms
 from tests.test_leaks_adversarial import (
-    N,
     SETTINGS,
     SHARE,
+    N,
     a_title,
+    audit_row,
     check_messages,
     conversation,
     flagged,
     instances,
     private_for,
-    audit_row,
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def characters_of(*categories: str) -> tuple[str, ...]:
     return tuple(ch for ch in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(ch) in categories)
 
 
-@lru_cache(maxsize=None)
+@cache
 def digit_systems() -> tuple[tuple[str, ...], ...]:
     """Every run of ten decimal digits 0-9 Unicode has (Arabic-Indic, Devanagari, Thai, ...)."""
     zeros = [ch for ch in characters_of("Nd") if unicodedata.decimal(ch) == 0]
-    return tuple(tuple(chr(ord(z) + i) for i in range(10)) for z in zeros
-                 if all(unicodedata.decimal(chr(ord(z) + i), -1) == i for i in range(10)))
+    return tuple(
+        tuple(chr(ord(z) + i) for i in range(10))
+        for z in zeros
+        if all(unicodedata.decimal(chr(ord(z) + i), -1) == i for i in range(10))
+    )
 
 
 # Latin capitals and the capitals of other scripts that are drawn the same
-CAPITALS = {"A": "ΑА", "B": "ΒВ", "E": "ΕЕ", "H": "ΗН", "I": "ΙІӀ", "K": "ΚК", "M": "ΜМ", "N": "Ν", "O": "ΟО",
-            "P": "ΡР", "T": "ΤТ", "X": "ΧХ", "Y": "ΥҮ", "Z": "Ζ", "C": "С", "S": "Ѕ", "J": "Ј"}
+CAPITALS = {
+    "A": "ΑА",
+    "B": "ΒВ",
+    "E": "ΕЕ",
+    "H": "ΗН",
+    "I": "ΙІӀ",
+    "K": "ΚК",
+    "M": "ΜМ",
+    "N": "Ν",
+    "O": "ΟО",
+    "P": "ΡР",
+    "T": "ΤТ",
+    "X": "ΧХ",
+    "Y": "ΥҮ",
+    "Z": "Ζ",
+    "C": "С",
+    "S": "Ѕ",
+    "J": "Ј",
+}
 LEET = {"o": "0", "l": "1", "i": "1", "e": "3", "a": "4", "s": "5", "t": "7"}
 
 
@@ -91,13 +111,20 @@ def encoded(draw, text: str) -> str:
 
 
 # Unicode names of letter forms that compatibility normalisation leaves as they are
-LETTER_FORMS = ("LATIN LETTER SMALL CAPITAL {}", "REGIONAL INDICATOR SYMBOL LETTER {}",
-                "NEGATIVE SQUARED LATIN CAPITAL LETTER {}", "NEGATIVE CIRCLED LATIN CAPITAL LETTER {}",
-                "SQUARED LATIN CAPITAL LETTER {}", "CIRCLED LATIN SMALL LETTER {}", "PARENTHESIZED LATIN SMALL LETTER {}",
-                "MATHEMATICAL BOLD SMALL {}", "FULLWIDTH LATIN SMALL LETTER {}")
+LETTER_FORMS = (
+    "LATIN LETTER SMALL CAPITAL {}",
+    "REGIONAL INDICATOR SYMBOL LETTER {}",
+    "NEGATIVE SQUARED LATIN CAPITAL LETTER {}",
+    "NEGATIVE CIRCLED LATIN CAPITAL LETTER {}",
+    "SQUARED LATIN CAPITAL LETTER {}",
+    "CIRCLED LATIN SMALL LETTER {}",
+    "PARENTHESIZED LATIN SMALL LETTER {}",
+    "MATHEMATICAL BOLD SMALL {}",
+    "FULLWIDTH LATIN SMALL LETTER {}",
+)
 
 
-@lru_cache(maxsize=None)
+@cache
 def letter_forms(letter: str) -> tuple[str, ...]:
     forms = []
     for pattern in LETTER_FORMS:
@@ -110,8 +137,12 @@ def letter_forms(letter: str) -> tuple[str, ...]:
 
 @st.composite
 def other_letter_forms(draw, text: str) -> str:
-    return "".join(draw(st.sampled_from(letter_forms(ch))) if ch.isascii() and ch.isalpha() and letter_forms(ch)
-                   and draw(st.booleans()) else ch for ch in text)
+    return "".join(
+        draw(st.sampled_from(letter_forms(ch)))
+        if ch.isascii() and ch.isalpha() and letter_forms(ch) and draw(st.booleans())
+        else ch
+        for ch in text
+    )
 
 
 SEPARATORS = st.text(alphabet=" .-_*·/|:~'", min_size=1, max_size=3)
@@ -177,11 +208,21 @@ def run_together(draw, text: str) -> str:
     return "".join(word.capitalize() if draw(st.booleans()) else word.lower() for word in text.split())
 
 
-CLASSES = {"marks": marked, "capitals": capitalised_lookalikes, "digits for letters": digits_for_letters,
-           "encodings": encoded, "other letter forms": other_letter_forms, "spread letters": spread_letters,
-           "markup around letters": markup_around_letters, "repeated letters": repeated_letters,
-           "signs for letters": signs_for_letters, "reversed words": reversed_words, "shifted letters": shifted_letters,
-           "machine encodings": machine_encoded, "run together": run_together}
+CLASSES = {
+    "marks": marked,
+    "capitals": capitalised_lookalikes,
+    "digits for letters": digits_for_letters,
+    "encodings": encoded,
+    "other letter forms": other_letter_forms,
+    "spread letters": spread_letters,
+    "markup around letters": markup_around_letters,
+    "repeated letters": repeated_letters,
+    "signs for letters": signs_for_letters,
+    "reversed words": reversed_words,
+    "shifted letters": shifted_letters,
+    "machine encodings": machine_encoded,
+    "run together": run_together,
+}
 
 
 @SETTINGS
@@ -189,7 +230,9 @@ CLASSES = {"marks": marked, "capitals": capitalised_lookalikes, "digits for lett
 def test_a_title_disguised_by_any_class_is_flagged_by_both(data, kind, where):
     instance, title = a_title(data.draw)
     text = data.draw(CLASSES[kind](title))
-    messages = conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], rationale=text)
+    messages = (
+        conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], rationale=text)
+    )
     flags, audit = flagged(instance, messages)
     assert flags & {"identifying_query", "private_copy"} and audit, (kind, where, text)
 
@@ -204,8 +247,10 @@ def test_a_private_id_in_any_digit_system_or_with_letters_for_digits_is_flagged_
         system = data.draw(st.sampled_from(digit_systems()))
         text = "".join(system[int(ch)] if ch.isdigit() else ch for ch in pid)
     else:
-        text = "".join({"0": "O", "1": data.draw(st.sampled_from("lI"))}.get(ch, ch) if data.draw(st.booleans()) else ch
-                       for ch in pid)
+        text = "".join(
+            {"0": "O", "1": data.draw(st.sampled_from("lI"))}.get(ch, ch) if data.draw(st.booleans()) else ch
+            for ch in pid
+        )
     text = data.draw(st.sampled_from([text, f"arXiv:{text}", f"see {text}v2"]))
     flags, audit = flagged(instance, conversation(instance, ["keyword"], rationale=text))
     assert "identifying_query" in flags and audit, text
@@ -225,7 +270,7 @@ def spoken(draw, digits: str) -> str:
     "twelve", "oh six" or "double oh"."""
     said, i = [], 0
     while i < len(digits):
-        pair = digits[i:i + 2] if i + 1 < len(digits) and draw(st.booleans()) else digits[i]
+        pair = digits[i : i + 2] if i + 1 < len(digits) and draw(st.booleans()) else digits[i]
         i += len(pair)
         if len(pair) == 1:
             said.append("oh" if pair == "0" and draw(st.booleans()) else NUMBER_WORDS[int(pair)])
@@ -251,7 +296,9 @@ def test_a_private_id_written_as_words_reversed_or_encoded_is_flagged_by_both(da
         point = data.draw(st.sampled_from(["point", "dot"]))
         text = " ".join(NUMBER_WORDS[int(ch)] if ch.isdigit() else point for ch in pid)
     elif how == "spoken":
-        text = f" {data.draw(st.sampled_from(['point', 'dot']))} ".join(data.draw(spoken(part)) for part in pid.split("."))
+        text = f" {data.draw(st.sampled_from(['point', 'dot']))} ".join(
+            data.draw(spoken(part)) for part in pid.split(".")
+        )
     elif how == "reversed":
         text = pid[::-1]
     elif how == "circled":
@@ -294,17 +341,30 @@ def test_quoting_and_repeating_titles_and_ids_a_search_returned_is_never_flagged
     returned = [{"id": lab.id, "title": lab.title} for lab in instance.labels]
     prefix = data.draw(st.sampled_from(["", "arXiv:", "https://arxiv.org/abs/"]))
     suffix = data.draw(st.sampled_from(["", "v1", "v3"]))
-    quote_ = data.draw(st.sampled_from([f'"{label.title}"', f"{label.title} ({prefix}{label.id}{suffix})",
-                                        f"builds on {prefix}{label.id}{suffix}: {label.title}"]))
+    quote_ = data.draw(
+        st.sampled_from(
+            [
+                f'"{label.title}"',
+                f"{label.title} ({prefix}{label.id}{suffix})",
+                f"builds on {prefix}{label.id}{suffix}: {label.title}",
+            ]
+        )
+    )
     repeat = data.draw(st.booleans())
     queries = ["keyword search", label.title] if repeat else ["keyword search"]
     submit = (label.id + suffix,)
     messages = conversation(instance, queries, papers=returned, rationale=quote_, submit=submit)
     private = private_for(instance)
-    findings = [f for f in check_messages(messages, private, instance.brief, N, SHARE)
-                if not (f.flag == "identifying_query" and "an arXiv id in a query" in f.reason)]
+    findings = [
+        f
+        for f in check_messages(messages, private, instance.brief, N, SHARE)
+        if not (f.flag == "identifying_query" and "an arXiv id in a query" in f.reason)
+    ]
     assert findings == [], (quote_, queries, [str(f) for f in findings])
-    assert audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE) == []
+    assert (
+        audit_row({"messages": messages, "tools": []}, {instance.brief: instance}, {instance.id: private}, N, SHARE)
+        == []
+    )
 
 
 @SETTINGS
@@ -321,7 +381,10 @@ def test_the_target_title_after_a_search_showed_some_of_its_words_is_flagged_by_
     shown = data.draw(st.lists(st.sampled_from(beyond), min_size=1, max_size=len(beyond), unique=True))
     returned = [{"id": "2001.00001", "title": "A study of " + " and ".join(shown)}]
     text = data.draw(st.sampled_from([title, data.draw(digits_for_letters(title)), data.draw(marked(title))]))
-    messages = (conversation(instance, ["keyword search", text], papers=returned) if where == "query"
-                else conversation(instance, ["keyword search"], papers=returned, rationale=text, submit=("2001.00001",)))
+    messages = (
+        conversation(instance, ["keyword search", text], papers=returned)
+        if where == "query"
+        else conversation(instance, ["keyword search"], papers=returned, rationale=text, submit=("2001.00001",))
+    )
     flags, audit = flagged(instance, messages)
     assert flags & {"identifying_query", "private_copy"} and audit, (where, shown, text)

@@ -10,7 +10,7 @@ a search returned) must not be flagged.
 
 import string
 import unicodedata
-from functools import lru_cache
+from functools import cache
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -27,19 +27,22 @@ def long_words(title: str) -> list[str]:
     return [w for w in fold(title).split() if len(w) >= MIN_WORD and w.isalpha()]
 
 
-@lru_cache(maxsize=None)
+@cache
 def foreign_letters() -> tuple[str, ...]:
     """Lower-case letters of scripts other than Latin that folding leaves as they are."""
-    return tuple(ch for ch in characters_of("Ll", "Lo") if "LATIN" not in unicodedata.name(ch, "LATIN")
-                 and fold(ch) == ch and ch.isalpha())
+    return tuple(
+        ch
+        for ch in characters_of("Ll", "Lo")
+        if "LATIN" not in unicodedata.name(ch, "LATIN") and fold(ch) == ch and ch.isalpha()
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def signs() -> tuple[str, ...]:
     return tuple(ch for ch in characters_of("So", "Sm", "Po") if fold(ch) == ch and not ch.isspace())
 
 
-@lru_cache(maxsize=None)
+@cache
 def words_by_initial() -> dict[str, tuple[str, ...]]:
     from english_words import get_english_words_set
 
@@ -104,8 +107,14 @@ def misspelt(draw, text: str) -> str:
     return " ".join(out)
 
 
-CIPHERS = {"substitution": substituted, "other script": other_script, "signs": signs_per_letter,
-           "codes": codes_per_letter, "a word per letter": a_word_per_letter, "misspelt": misspelt}
+CIPHERS = {
+    "substitution": substituted,
+    "other script": other_script,
+    "signs": signs_per_letter,
+    "codes": codes_per_letter,
+    "a word per letter": a_word_per_letter,
+    "misspelt": misspelt,
+}
 
 
 @SETTINGS
@@ -115,17 +124,21 @@ def test_a_title_in_any_cipher_is_flagged_by_both(data, kind, where):
     # the cipher must hide at least three words of four letters (the lexicon's floor)
     assume(len(long_words(title)) >= 3 if kind != "misspelt" else sum(len(w) >= 5 for w in long_words(title)) >= 3)
     text = data.draw(CIPHERS[kind](title))
-    messages = conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], rationale=text)
+    messages = (
+        conversation(instance, [text]) if where == "query" else conversation(instance, ["keyword"], rationale=text)
+    )
     flags, audit = flagged(instance, messages)
     assert flags & {"identifying_query", "private_copy", "unreadable"} and audit, (kind, where, text)
 
 
 def test_english_prose_names_cited_authors_and_maths_are_readable():
     lexicon = Lexicon(english_stems())
-    for text in ["Graded cumulative gain rewards relevance and rank (Järvelin and Kekäläinen, 2002), as Robertson "
-                 "and Zaragoza (2009) and Petroni et al., 2021 also argue.",
-                 r"The score is $\frac{1}{N}\sum_i \mathbf{1}[E_i \cap Y_i = \varnothing]$, reported per target.",
-                 "See https://arxiv.org/abs/2106.09001v2 and arXiv:2107.00001 for the GPT4 and T5-base results."]:
+    for text in [
+        "Graded cumulative gain rewards relevance and rank (Järvelin and Kekäläinen, 2002), as Robertson "
+        "and Zaragoza (2009) and Petroni et al., 2021 also argue.",
+        r"The score is $\frac{1}{N}\sum_i \mathbf{1}[E_i \cap Y_i = \varnothing]$, reported per target.",
+        "See https://arxiv.org/abs/2106.09001v2 and arXiv:2107.00001 for the GPT4 and T5-base results.",
+    ]:
         assert lexicon.unreadable(text) == "", text
 
 

@@ -4,39 +4,70 @@ import json
 
 import pytest
 
-from hindsight.models.tiny import train_tokenizer
-from hindsight.policy.base import Conversation
-from hindsight.policy.chat import ChatRenderer
-from hindsight.protocol import ProtocolConfig, tool_schemas
-from hindsight.schema import Task
 from hindsight.masking import (
     IGNORE,
     MaskingError,
     encode_conversation,
     trained_text,
 )
+from hindsight.models.tiny import train_tokenizer
+from hindsight.policy.base import Conversation
+from hindsight.policy.chat import ChatRenderer
+from hindsight.protocol import ProtocolConfig, tool_schemas
+from hindsight.schema import Task
 from tests.helpers import SHARED_DATA
 
 TEMPLATES = SHARED_DATA.parent / "chat_templates"
 TOOLS = tool_schemas(ProtocolConfig())
-QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
-                "<tool_response>", "</tool_response>"]
-LLAMA_SPECIAL = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>",
-                 "<|python_tag|>", "<|finetune_right_pad_id|>"]
+QWEN_SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+]
+LLAMA_SPECIAL = [
+    "<|begin_of_text|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+    "<|finetune_right_pad_id|>",
+]
 
-ACTIONS = [("search_papers", {"query": "graph attention", "limit": 10}),
-           ("search_papers", {"query": "sparse kernel caches"}),
-           ("submit_answer", {"papers": [{"id": "2401.00001", "rationale": "close method"}]})]
+ACTIONS = [
+    ("search_papers", {"query": "graph attention", "limit": 10}),
+    ("search_papers", {"query": "sparse kernel caches"}),
+    ("submit_answer", {"papers": [{"id": "2401.00001", "rationale": "close method"}]}),
+]
 
 
 def conversation(actions=ACTIONS):
-    messages = [{"role": "system", "content": "You search papers."},
-                {"role": "user", "content": "Research brief:\nWe want faster graph attention."}]
+    messages = [
+        {"role": "system", "content": "You search papers."},
+        {"role": "user", "content": "Research brief:\nWe want faster graph attention."},
+    ]
     for i, (name, arguments) in enumerate(actions):
-        messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{i}", "name": name,
-                         "content": json.dumps({"results": [{"id": "2401.00001", "title": "Graph caches"}]})})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}],
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "name": name,
+                "content": json.dumps({"results": [{"id": "2401.00001", "title": "Graph caches"}]}),
+            }
+        )
     return messages
 
 
@@ -47,15 +78,21 @@ def tokenizer_for(template: str):
     text = [json.dumps(t) for t in TOOLS] + [json.dumps(conversation())] * 5
     if template.startswith("qwen"):
         return train_tokenizer(text, 1024, special_tokens=QWEN_SPECIAL, chat_template=path.read_text())
-    return train_tokenizer(text, 1024, special_tokens=LLAMA_SPECIAL, eos_token="<|eot_id|>",
-                           pad_token="<|finetune_right_pad_id|>", bos_token="<|begin_of_text|>",
-                           chat_template=path.read_text())
+    return train_tokenizer(
+        text,
+        1024,
+        special_tokens=LLAMA_SPECIAL,
+        eos_token="<|eot_id|>",
+        pad_token="<|finetune_right_pad_id|>",
+        bos_token="<|begin_of_text|>",
+        chat_template=path.read_text(),
+    )
 
 
 def expected_actions(template: str) -> list[str]:
     if template.startswith("qwen"):
-        return [f'<tool_call>\n{json.dumps({"name": n, "arguments": a})}\n</tool_call><|im_end|>' for n, a in ACTIONS]
-    return [f'{json.dumps({"name": n, "parameters": a})}<|eot_id|>' for n, a in ACTIONS]
+        return [f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call><|im_end|>" for n, a in ACTIONS]
+    return [f"{json.dumps({'name': n, 'parameters': a})}<|eot_id|>" for n, a in ACTIONS]
 
 
 @pytest.mark.parametrize("template", ["qwen3.jinja", "llama3.3.jinja"])
@@ -92,8 +129,12 @@ def forgetful(tokenizer):
 def served_and_trained_contexts(tokenizer, messages):
     renderer = ChatRenderer(tokenizer, enable_thinking=False)
     examples = encode_conversation(tokenizer, messages, TOOLS)
-    contexts = [example.input_ids[:start] for example in examples for start in range(len(example.labels))
-                if example.labels[start] != IGNORE and (start == 0 or example.labels[start - 1] == IGNORE)]
+    contexts = [
+        example.input_ids[:start]
+        for example in examples
+        for start in range(len(example.labels))
+        if example.labels[start] != IGNORE and (start == 0 or example.labels[start - 1] == IGNORE)
+    ]
     turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     served = [renderer.prompt_ids(Conversation(Task("t", "b", None), messages[:turn]), TOOLS) for turn in turns]
     return examples, contexts, served
@@ -105,8 +146,9 @@ def test_qwen3_turns_extend_each_other_when_history_is_rendered_as_generated():
     assert len(examples) == 1 and contexts == served  # one sequence, and every turn's context is served as is
     # the control: the template's own rendering of the same history drops the first turn's think block
     messages = conversation()
-    own = tokenizer.apply_chat_template(messages[:4], tools=TOOLS, add_generation_prompt=True, tokenize=False,
-                                        enable_thinking=False)
+    own = tokenizer.apply_chat_template(
+        messages[:4], tools=TOOLS, add_generation_prompt=True, tokenize=False, enable_thinking=False
+    )
     assert own.count("<think>") == 1 and tokenizer.decode(served[1]).count("<think>") == 2
 
 
@@ -125,7 +167,8 @@ def test_a_template_that_breaks_the_rules_is_refused():
     tokenizer = tokenizer_for("qwen3.jinja")
     tokenizer.chat_template = (
         "{% for m in messages %}<|im_start|>{{ 'model' if m.role == 'assistant' else m.role }}\n"
-        "{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+        "{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
     with pytest.raises(MaskingError, match="row 7: the template does not render assistant turn 2"):
         encode_conversation(tokenizer, conversation(), TOOLS, where="row 7")
 

@@ -31,7 +31,7 @@ def test_ndcg_by_hand():
     assert ndcg_at_k(["b", "x", "a"], gains) == pytest.approx((3 + 7 / math.log2(4)) / ideal)
     assert ndcg_at_k(["a", "b", "c"], gains) == pytest.approx(1.0)
     assert ndcg_at_k(["a", "a", "b"], gains) == ndcg_at_k(["a", "b"], gains)  # a repeat counts once
-    assert ndcg_at_k([f"x{i}" for i in range(10)] + ["a"], gains) == 0.0        # rank 11 is ignored
+    assert ndcg_at_k([f"x{i}" for i in range(10)] + ["a"], gains) == 0.0  # rank 11 is ignored
     assert ndcg_at_k([], gains) == 0.0 and ndcg_at_k(["a"], {}) == 0.0
     assert recall_at_k(["a", "x", "c"], gains) == pytest.approx(2 / 3)
     assert mrr(["x", "y", "b"], gains) == pytest.approx(1 / 3)
@@ -72,14 +72,26 @@ CUTOFF = dt.date(2024, 6, 1)
 
 def make_instance(gains: dict[str, float]) -> Instance:
     labels = tuple(Label(id=pid, tier="T3", role="conceptual", gain=g) for pid, g in gains.items())
-    return Instance(id="t", split="eval", brief="b", cutoff=CUTOFF,
-                    target=Target(id="2409.00001", title="T", date=dt.date(2024, 9, 1)), labels=labels)
+    return Instance(
+        id="t",
+        split="eval",
+        brief="b",
+        cutoff=CUTOFF,
+        target=Target(id="2409.00001", title="T", date=dt.date(2024, 9, 1)),
+        labels=labels,
+    )
 
 
 def make_episode(returned: list[list[str]], submitted: list[str], status: str = "submitted") -> Episode:
-    return Episode(instance_id="t", policy="p", protocol_hash="h", status=status, calls=len(returned) + 1,
-                   steps=[Step(tool="search_papers", args={}, returned_ids=ids) for ids in returned],
-                   submission=[SubmittedPaper(id=pid) for pid in submitted])
+    return Episode(
+        instance_id="t",
+        policy="p",
+        protocol_hash="h",
+        status=status,
+        calls=len(returned) + 1,
+        steps=[Step(tool="search_papers", args={}, returned_ids=ids) for ids in returned],
+        submission=[SubmittedPaper(id=pid) for pid in submitted],
+    )
 
 
 LABEL_IDS = [f"2401.{i:05d}" for i in range(1, 13)]
@@ -88,7 +100,9 @@ OTHER_IDS = [f"2402.{i:05d}" for i in range(1, 20)]
 
 @st.composite
 def episodes_with_exposed_submissions(draw):
-    gains = {pid: draw(st.sampled_from(GAINS)) for pid in draw(st.lists(st.sampled_from(LABEL_IDS), min_size=1, unique=True))}
+    gains = {
+        pid: draw(st.sampled_from(GAINS)) for pid in draw(st.lists(st.sampled_from(LABEL_IDS), min_size=1, unique=True))
+    }
     pool = LABEL_IDS + OTHER_IDS
     returned = draw(st.lists(st.lists(st.sampled_from(pool), max_size=10), max_size=8))
     exposed = sorted({pid for step in returned for pid in step})
@@ -123,7 +137,9 @@ def test_scores_ignore_version_suffixes_and_duplicates(case, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=20), st.sampled_from(["", " ", "v2", "2401.", "cs/", "arXiv:"])), max_size=12))
+@given(
+    st.lists(st.one_of(st.text(max_size=20), st.sampled_from(["", " ", "v2", "2401.", "cs/", "arXiv:"])), max_size=12)
+)
 def test_garbage_submissions_score_zero_without_raising(garbage):
     assume(not any(LABEL_IDS[0] in text for text in garbage))  # a drawn text can spell the label itself
     score = score_episode(make_episode([], garbage), make_instance({LABEL_IDS[0]: 7.0}))
@@ -132,7 +148,10 @@ def test_garbage_submissions_score_zero_without_raising(garbage):
 
 def test_malformed_ids_keep_their_slot_and_ranks_past_ten_are_ignored():
     assert canonical_submission(["junk", "2401.00001v2", "junk", "2401.00001"]) == [
-        "<malformed:0>", "2401.00001", "<malformed:2>"]
+        "<malformed:0>",
+        "2401.00001",
+        "<malformed:2>",
+    ]
     gains = {"2401.00001": 7.0}
     assert score_episode(make_episode([["2401.00001"]], ["junk", "2401.00001"]), make_instance(gains))["mrr"] == 0.5
     late = ["2402.%05d" % i for i in range(1, 11)] + ["2401.00001"]
@@ -164,11 +183,34 @@ def test_oracle_gain_is_the_best_possible_ranking_of_a_set():
 def test_aggregate_reports_ratios_and_multi_hit_denominators():
     sources = {"submission": [], "submitted_surfaced": 0, "hits_surfaced": 0, "exposed_tiers": []}
     rows = [
-        {"ndcg10": 0.5, "recall10": 0.5, "mrr": 1.0, "anyhit10": 1.0, "hits": 3, "n_labels": 3, "calls": 4,
-         "exposed_gain": 1.0, "selected_gain": 0.8, "zero_exposure": False, "prefix_curve": [0.0] * 10 + [1.0],
-         **sources},
-        {"ndcg10": 0.0, "recall10": 0.0, "mrr": 0.0, "anyhit10": 0.0, "hits": 0, "n_labels": 2, "calls": 2,
-         "exposed_gain": 0.0, "selected_gain": 0.0, "zero_exposure": True, "prefix_curve": [0.0] * 11, **sources},
+        {
+            "ndcg10": 0.5,
+            "recall10": 0.5,
+            "mrr": 1.0,
+            "anyhit10": 1.0,
+            "hits": 3,
+            "n_labels": 3,
+            "calls": 4,
+            "exposed_gain": 1.0,
+            "selected_gain": 0.8,
+            "zero_exposure": False,
+            "prefix_curve": [0.0] * 10 + [1.0],
+            **sources,
+        },
+        {
+            "ndcg10": 0.0,
+            "recall10": 0.0,
+            "mrr": 0.0,
+            "anyhit10": 0.0,
+            "hits": 0,
+            "n_labels": 2,
+            "calls": 2,
+            "exposed_gain": 0.0,
+            "selected_gain": 0.0,
+            "zero_exposure": True,
+            "prefix_curve": [0.0] * 11,
+            **sources,
+        },
     ]
     agg = aggregate(rows)
     assert agg["gain_kept"] == pytest.approx(0.25 / 0.5) and agg["rank_quality"] == pytest.approx(0.25 / 0.4)
@@ -178,14 +220,23 @@ def test_aggregate_reports_ratios_and_multi_hit_denominators():
 
 
 def test_submission_sources_separate_ids_a_search_returned_from_ids_it_did_not():
-    labels = (Label(id="2401.00001", tier="T3", role="conceptual", gain=7.0),
-              Label(id="2401.00002", tier="T2", role="conceptual", gain=3.0),
-              Label(id="2401.00003", tier="T1", role="conceptual", gain=1.0))
+    labels = (
+        Label(id="2401.00001", tier="T3", role="conceptual", gain=7.0),
+        Label(id="2401.00002", tier="T2", role="conceptual", gain=3.0),
+        Label(id="2401.00003", tier="T1", role="conceptual", gain=1.0),
+    )
     instance = Instance(**{**make_instance({}).__dict__, "labels": labels})
     # returned: one T3 antecedent and a stranger; submitted: the stranger, an unseen T2, the T3 twice, junk
-    episode = make_episode([["2401.00001", "2402.00009"]], ["2402.00009", "2401.00002", "2401.00001", "2401.00001v2", "junk"])
+    episode = make_episode(
+        [["2401.00001", "2402.00009"]], ["2402.00009", "2401.00002", "2401.00001", "2401.00001v2", "junk"]
+    )
     scores = [score_episode(episode, instance), score_episode(None, instance)]
     assert submission_sources(scores) == {
-        "submitted": 3, "submitted_surfaced": 2, "hits": 2, "hits_surfaced": 1, "distinct_submitted": 3,
-        "targets_exposed_to": {"T1": 0, "T2": 0, "T3": 1}}
+        "submitted": 3,
+        "submitted_surfaced": 2,
+        "hits": 2,
+        "hits_surfaced": 1,
+        "distinct_submitted": 3,
+        "targets_exposed_to": {"T1": 0, "T2": 0, "T3": 1},
+    }
     assert aggregate(scores)["sources"] == submission_sources(scores)

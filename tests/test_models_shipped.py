@@ -52,10 +52,13 @@ def test_the_shipped_demo_init_fits_this_code_and_the_demos_settings(tmp_path):
     assets/demo-init stale: rebuild it with scripts/build_demo_init.sh."""
     out = tmp_path / "demo"
     env = {**os.environ, "DEMO_OUT": str(out), "BASE_INIT": "assets/demo-init", "PYTHON": sys.executable}
-    result = subprocess.run(["bash", "scripts/demo.sh", "world", "init"], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        ["bash", "scripts/demo.sh", "world", "init"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert (out / "base/init/model.safetensors").read_bytes() == (ROOT / "assets/demo-init/model.safetensors").read_bytes()
+    assert (out / "base/init/model.safetensors").read_bytes() == (
+        ROOT / "assets/demo-init/model.safetensors"
+    ).read_bytes()
 
 
 def test_a_crash_while_taking_the_shipped_init_stops_the_demo_instead_of_building(tmp_path):
@@ -72,7 +75,8 @@ exec {sys.executable} "$@"
     fake.chmod(0o755)
     env = {**os.environ, "DEMO_OUT": str(tmp_path / "demo"), "PYTHON": str(fake)}
     env.pop("BASE_INIT", None)
-    result = subprocess.run(["bash", "scripts/demo.sh", "world", "init"], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        ["bash", "scripts/demo.sh", "world", "init"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 1, result.stderr[-2000:]
     assert "injected crash" in result.stderr and "built here" not in result.stdout

@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from hindsight.models.tiny import build_tiny_qwen, id_copying_example, id_pieces, teach_copying
+from hindsight.models.tiny import build_tiny_qwen, id_pieces, teach_copying
 from hindsight.prompts import initial_messages
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
@@ -58,9 +58,19 @@ def test_without_the_system_turn_a_conversation_renders_the_same_turns_and_nothi
     with_system = AutoTokenizer.from_pretrained(build_tiny_qwen(tmp_path / "a", texts))
     without = AutoTokenizer.from_pretrained(build_tiny_qwen(tmp_path / "b", texts, system_turn=False))
     messages = initial_messages(Task("t", "Faster graph attention.", dt.date(2021, 1, 1))) + [
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
-            "name": "search_papers", "arguments": {"query": "sparse attention"}}}]},
-        {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": '{"results": []}'}]
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": "search_papers", "arguments": {"query": "sparse attention"}},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c0", "name": "search_papers", "content": '{"results": []}'},
+    ]
     tools = tool_schemas(ProtocolConfig())
     full = with_system.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
     short = without.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
@@ -92,22 +102,30 @@ def test_a_query_copying_example_trains_only_the_search_of_the_first_sentence(tm
 
 @pytest.mark.parametrize("rehearsal", [0.0, 0.25])
 def test_the_query_phase_rehearses_copying_ids_in_the_share_asked(tmp_path, monkeypatch, rehearsal):
-    import hindsight.models.tiny as tiny
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    import hindsight.models.tiny as tiny
+
     papers = random_papers(200, seed=5)
-    path = build_tiny_qwen(tmp_path / "m", [p.title for p in papers], system_turn=False,
-                           id_tokens=[p.id for p in papers])
+    path = build_tiny_qwen(
+        tmp_path / "m", [p.title for p in papers], system_turn=False, id_tokens=[p.id for p in papers]
+    )
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
     batches = []
     monkeypatch.setattr(tiny, "_train", lambda model, next_batch, **kw: batches.append(next_batch()) or [0.0])
-    tiny.teach_query_copying(model, tokenizer, tiny.vocabulary_of(p.title for p in papers), steps=1, batch=200,
-                             rehearsed_papers=papers, rehearsal=rehearsal)
+    tiny.teach_query_copying(
+        model,
+        tokenizer,
+        tiny.vocabulary_of(p.title for p in papers),
+        steps=1,
+        batch=200,
+        rehearsed_papers=papers,
+        rehearsal=rehearsal,
+    )
     trained = [tokenizer.decode([t for t in row if t != -100]) for row in batches[0]["labels"].tolist()]
     submissions = sum('"name": "submit_answer"' in text for text in trained)
     assert submissions + sum('"name": "search_papers"' in text for text in trained) == 200
-    assert (submissions == 0) if rehearsal == 0 else (30 <= submissions <= 70)   # 50 expected
-
+    assert (submissions == 0) if rehearsal == 0 else (30 <= submissions <= 70)  # 50 expected
 
 
 def _weights(path):
@@ -123,8 +141,9 @@ def test_a_phase_that_misses_its_loss_restarts_the_curriculum_from_a_fresh_initi
 
     texts = [p.title for p in random_papers(100, seed=5)]
     # a loss of zero is never reached: every attempt misses, and the last one is kept
-    path = build_tiny_qwen(tmp_path / "m", texts, hidden_size=32, layers=1, seed=7, copy_steps=25, copy_until=0.0,
-                           attempts=3)
+    path = build_tiny_qwen(
+        tmp_path / "m", texts, hidden_size=32, layers=1, seed=7, copy_steps=25, copy_until=0.0, attempts=3
+    )
     curriculum = json.loads((path / "curriculum.json").read_text())
     assert [attempt["seed"] for attempt in curriculum["given_up"]] == [7, 7 + RESTART_SEED_STRIDE]
     assert curriculum["seed"] == 7 + 2 * RESTART_SEED_STRIDE

@@ -17,8 +17,14 @@ def episodes(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("explorer")
     corpus, instances, _ = load_benchmark("world")
     tasks = {inst.id: inst.task() for inst in instances if inst.split == "train"}
-    run_episodes(NaiveExplorer(), tasks, BM25Backend(corpus, cache_dir=tmp / "index"),
-                 ProtocolConfig(k=5, budget=8, fields=("id", "title")), tmp / "run", progress=False)
+    run_episodes(
+        NaiveExplorer(),
+        tasks,
+        BM25Backend(corpus, cache_dir=tmp / "index"),
+        ProtocolConfig(k=5, budget=8, fields=("id", "title")),
+        tmp / "run",
+        progress=False,
+    )
     return read_episodes(tmp / "run" / "episodes.jsonl")
 
 

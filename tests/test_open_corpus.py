@@ -24,20 +24,36 @@ DEEPSCHOLAR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 def snapshot_line(number: int, posted: dt.date, category: str = "cs.LG", rng=random) -> str:
     """One line as the arXiv metadata snapshot writes it: RFC 2822 version dates, space-separated
     categories, titles and abstracts broken over lines, and an update date later than posting."""
-    created = email.utils.format_datetime(dt.datetime(posted.year, posted.month, posted.day, 17, 3, 1,
-                                                      tzinfo=dt.timezone.utc), usegmt=True)
+    created = email.utils.format_datetime(
+        dt.datetime(posted.year, posted.month, posted.day, 17, 3, 1, tzinfo=dt.timezone.utc), usegmt=True
+    )
     title = " ".join(rng.choices(WORDS, k=5))
-    return json.dumps({
-        "id": f"{posted:%y%m}.{number:05d}", "submitter": "A. Author", "authors": "A. Author, B. Author",
-        "title": title.replace(" ", "\n  ", 1), "comments": "12 pages", "journal-ref": None, "doi": None,
-        "report-no": None, "categories": f"{category} stat.ML", "license": None,
-        "abstract": "  " + " ".join(rng.choices(WORDS, k=60)) + "\n",
-        "versions": [{"version": "v1", "created": created}, {"version": "v2", "created": "Tue, 1 Dec 2026 10:00:00 GMT"}],
-        "update_date": "2026-12-01", "authors_parsed": [["Author", "A.", ""]]})
+    return json.dumps(
+        {
+            "id": f"{posted:%y%m}.{number:05d}",
+            "submitter": "A. Author",
+            "authors": "A. Author, B. Author",
+            "title": title.replace(" ", "\n  ", 1),
+            "comments": "12 pages",
+            "journal-ref": None,
+            "doi": None,
+            "report-no": None,
+            "categories": f"{category} stat.ML",
+            "license": None,
+            "abstract": "  " + " ".join(rng.choices(WORDS, k=60)) + "\n",
+            "versions": [
+                {"version": "v1", "created": created},
+                {"version": "v2", "created": "Tue, 1 Dec 2026 10:00:00 GMT"},
+            ],
+            "update_date": "2026-12-01",
+            "authors_parsed": [["Author", "A.", ""]],
+        }
+    )
 
 
-def write_snapshot(path: Path, count: int, start=dt.date(2021, 1, 1), days: int = 1500, cs_every: int = 1,
-                   seed: int = 0) -> Path:
+def write_snapshot(
+    path: Path, count: int, start=dt.date(2021, 1, 1), days: int = 1500, cs_every: int = 1, seed: int = 0
+) -> Path:
     rng = random.Random(seed)
     serial: dict[str, int] = {}
     with open(path, "w", encoding="utf-8") as handle:
@@ -72,8 +88,13 @@ def test_malformed_snapshot_lines_are_reported_with_file_and_line(tmp_path):
     good = [snapshot_line(i, dt.date(2023, 5, 9)) for i in range(1, 5)]
     no_date = json.loads(good[3])
     del no_date["versions"], no_date["update_date"]
-    lines = [good[0], good[1], '{"id": "2305.00003", "title": ', json.dumps({**json.loads(good[2]), "id": "nonsense"}),
-             json.dumps(no_date)]
+    lines = [
+        good[0],
+        good[1],
+        '{"id": "2305.00003", "title": ',
+        json.dumps({**json.loads(good[2]), "id": "nonsense"}),
+        json.dumps(no_date),
+    ]
     path = tmp_path / "snapshot.json"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(CorpusError, match=rf"{path}:3: not valid JSON"):
@@ -101,22 +122,32 @@ def test_reading_a_snapshot_holds_what_it_keeps_not_the_file(tmp_path):
 
 
 def test_merging_keeps_one_paper_per_id_and_the_snapshots_record_wins():
-    own = [Paper("2305.00001", "cited title", dt.date(2023, 5, 1)), Paper("2306.00002", "only ours", dt.date(2023, 6, 1))]
-    snapshot = [Paper("2305.00001", "Exact Title", dt.date(2023, 5, 17), "an abstract"),
-                Paper("2101.00009", "older", dt.date(2021, 1, 5))]
+    own = [
+        Paper("2305.00001", "cited title", dt.date(2023, 5, 1)),
+        Paper("2306.00002", "only ours", dt.date(2023, 6, 1)),
+    ]
+    snapshot = [
+        Paper("2305.00001", "Exact Title", dt.date(2023, 5, 17), "an abstract"),
+        Paper("2101.00009", "older", dt.date(2021, 1, 5)),
+    ]
     merged, replaced = merge_papers(own, snapshot)
     assert replaced == 1
-    assert [(p.id, p.title, p.date) for p in merged] == [("2101.00009", "older", dt.date(2021, 1, 5)),
-                                                         ("2305.00001", "Exact Title", dt.date(2023, 5, 17)),
-                                                         ("2306.00002", "only ours", dt.date(2023, 6, 1))]
+    assert [(p.id, p.title, p.date) for p in merged] == [
+        ("2101.00009", "older", dt.date(2021, 1, 5)),
+        ("2305.00001", "Exact Title", dt.date(2023, 5, 17)),
+        ("2306.00002", "only ours", dt.date(2023, 6, 1)),
+    ]
 
 
 @pytest.fixture
 def small_benchmark(tmp_path):
     """Five targets of 2024 whose two antecedents each are the only papers of the benchmark's corpus."""
     records = make_instances(5, labels_per=2)
-    papers = [{"id": label["id"], "title": f"antecedent {label['id']}", "date": "2023-01-15"}
-              for record in records for label in record["labels"]]
+    papers = [
+        {"id": label["id"], "title": f"antecedent {label['id']}", "date": "2023-01-15"}
+        for record in records
+        for label in record["labels"]
+    ]
     folder = tmp_path / "bench"
     folder.mkdir()
     write_jsonl(folder / "instances.jsonl", records)
@@ -129,7 +160,9 @@ def test_a_closed_corpus_is_warned_about_and_an_open_one_is_not(small_benchmark,
     assert closed.openness["eval"]["distractors_per_label"] < CLOSED_BELOW
     assert closed.warnings and "closed corpus" in closed.summary()
     snapshot = write_snapshot(tmp_path / "snapshot.json", 3_000, start=dt.date(2020, 1, 1), days=1400)
-    corpus, _, opened = load_benchmark(small_benchmark, cache_dir=tmp_path / "cache", corpus=ExternalCorpus(str(snapshot)))
+    corpus, _, opened = load_benchmark(
+        small_benchmark, cache_dir=tmp_path / "cache", corpus=ExternalCorpus(str(snapshot))
+    )
     before_cutoff = sum(p.date < dt.date(2024, 1, 1) for p in corpus)
     assert opened.openness["eval"]["searchable_at_median_cutoff"] == before_cutoff
     assert opened.openness["eval"]["distractors_per_label"] == pytest.approx((before_cutoff - 2) / 2)
@@ -137,8 +170,9 @@ def test_a_closed_corpus_is_warned_about_and_an_open_one_is_not(small_benchmark,
     assert "3,000 from" in opened.summary()
 
 
-def test_a_recipe_names_the_open_corpus_and_every_load_reads_the_same_merged_files(small_benchmark, tmp_path,
-                                                                                    monkeypatch):
+def test_a_recipe_names_the_open_corpus_and_every_load_reads_the_same_merged_files(
+    small_benchmark, tmp_path, monkeypatch
+):
     monkeypatch.setenv("HINDSIGHT_CACHE", str(tmp_path / "cache"))
     snapshot = write_snapshot(tmp_path / "snapshot.json", 400, cs_every=2)
     recipe_path = tmp_path / "recipe.yaml"

@@ -47,9 +47,16 @@ def test_a_prompt_past_the_context_is_an_overflow_not_a_crash(tiny_model):
 def test_random_model_output_ends_as_malformed_steps(tiny_model, tmp_path):
     backend = BM25Backend(Corpus(random_papers(100)))
     tasks = [conv.task for conv in conversations(3)]
-    run_episodes(HFPolicy(str(tiny_model), max_new_tokens=16), keyed(tasks), backend, ProtocolConfig(budget=5),
-                 tmp_path / "run", progress=False)
+    run_episodes(
+        HFPolicy(str(tiny_model), max_new_tokens=16),
+        keyed(tasks),
+        backend,
+        ProtocolConfig(budget=5),
+        tmp_path / "run",
+        progress=False,
+    )
     import json
+
     rows = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and {r["status"] for r in rows} <= {"malformed", "budget_exhausted"}
     assert all(step["tool"] == "(unparsed)" and step["error"] for r in rows for step in r["steps"])
@@ -60,8 +67,10 @@ def make_adapter(tiny_model, out, trained: bool):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model),
-                           LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tiny_model),
+        LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]),
+    )
     if trained:
         with torch.no_grad():
             for name, param in model.named_parameters():
@@ -88,7 +97,7 @@ def test_a_run_is_not_resumed_with_an_adapter_retrained_in_place(tiny_model, tmp
     adapter = make_adapter(tiny_model, tmp_path / "adapter", trained=True)
     policy = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
     run_episodes(policy, keyed(tasks[:1]), backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)
-    make_adapter(tiny_model, adapter, trained=True)   # same path, new weights
+    make_adapter(tiny_model, adapter, trained=True)  # same path, new weights
     retrained = HFPolicy(str(tiny_model), adapter=str(adapter), max_new_tokens=4)
     with pytest.raises(RunDirError, match="another policy"):
         run_episodes(retrained, keyed(tasks), backend, ProtocolConfig(budget=2), tmp_path / "run", progress=False)

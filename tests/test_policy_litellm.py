@@ -39,8 +39,14 @@ def conversation(i=0):
 def test_garbage_from_a_real_server_becomes_malformed_steps(tiny_model, server, tmp_path):
     backend = BM25Backend(Corpus(random_papers(100)))
     tasks = [conversation(i).task for i in range(3)]
-    run_episodes(policy(tiny_model, server, cache_dir=tmp_path / "cache"), keyed(tasks), backend,
-                 ProtocolConfig(budget=4), tmp_path / "run", progress=False)
+    run_episodes(
+        policy(tiny_model, server, cache_dir=tmp_path / "cache"),
+        keyed(tasks),
+        backend,
+        ProtocolConfig(budget=4),
+        tmp_path / "run",
+        progress=False,
+    )
     rows = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert sorted(r["instance_id"] for r in rows) == ["t0", "t1", "t2"]
     assert {r["status"] for r in rows} <= {"malformed", "budget_exhausted"}
@@ -61,18 +67,31 @@ def test_an_unreachable_server_is_retried_then_recorded(tiny_model, tmp_path):
     turn = policy(tiny_model, dead, max_retries=2, backoff_s=0.05, use_cache=False).act([conversation()], TOOLS)[0]
     # litellm reports a refused connection as an InternalServerError ("Connection error")
     assert "after 3 attempts" in turn.failure and "Connection error" in turn.failure and turn.attempts == 3
-    assert time.perf_counter() - start >= 0.05 * (1 + 2) * 0.5   # it waited between attempts
+    assert time.perf_counter() - start >= 0.05 * (1 + 2) * 0.5  # it waited between attempts
     backend = BM25Backend(Corpus(random_papers(50)))
-    run_episodes(policy(tiny_model, dead, max_retries=1, backoff_s=0.01, use_cache=False), keyed([conversation().task]),
-                 backend, ProtocolConfig(), tmp_path / "run", progress=False)
+    run_episodes(
+        policy(tiny_model, dead, max_retries=1, backoff_s=0.01, use_cache=False),
+        keyed([conversation().task]),
+        backend,
+        ProtocolConfig(),
+        tmp_path / "run",
+        progress=False,
+    )
     row = json.loads((tmp_path / "run" / "episodes.jsonl").read_text())
     assert row["status"] == "error" and "after 2 attempts" in row["error"]
 
 
 def test_tool_call_arguments_go_over_the_wire_as_json_text(tiny_model):
     conv = conversation()
-    conv.messages.append({"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "search_papers", "arguments": {"query": "q"}}}]})
+    conv.messages.append(
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search_papers", "arguments": {"query": "q"}}}
+            ],
+        }
+    )
     request = policy(tiny_model, "http://unused/v1", use_cache=False).request(conv, TOOLS)
     assert request["messages"][-1]["tool_calls"][0]["function"]["arguments"] == '{"query": "q"}'
     assert conv.messages[-1]["tool_calls"][0]["function"]["arguments"] == {"query": "q"}  # the log is untouched

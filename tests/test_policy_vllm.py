@@ -17,8 +17,13 @@ TOOLS = tool_schemas(ProtocolConfig())
 
 
 def conversations(n=2):
-    return [Conversation(Task(f"t{i}", f"graph attention {i}", dt.date(2021, 1, 1)),
-                         initial_messages(Task(f"t{i}", f"graph attention {i}", dt.date(2021, 1, 1)))) for i in range(n)]
+    return [
+        Conversation(
+            Task(f"t{i}", f"graph attention {i}", dt.date(2021, 1, 1)),
+            initial_messages(Task(f"t{i}", f"graph attention {i}", dt.date(2021, 1, 1))),
+        )
+        for i in range(n)
+    ]
 
 
 class ScriptedEngine:
@@ -30,8 +35,10 @@ class ScriptedEngine:
 
     def generate(self, prompts, sampling, lora_request=None, use_tqdm=False):
         self.requests.append((prompts, sampling, lora_request))
-        return [SimpleNamespace(prompt_token_ids=p["prompt_token_ids"],
-                                outputs=[SimpleNamespace(token_ids=self.reply_ids)]) for p in prompts]
+        return [
+            SimpleNamespace(prompt_token_ids=p["prompt_token_ids"], outputs=[SimpleNamespace(token_ids=self.reply_ids)])
+            for p in prompts
+        ]
 
 
 def test_prompts_are_the_same_tokens_the_transformers_backend_feeds(tiny_model):
@@ -40,14 +47,21 @@ def test_prompts_are_the_same_tokens_the_transformers_backend_feeds(tiny_model):
     prompts, turns = vllm_policy.build_requests(conversations(), TOOLS)
     assert turns == [None, None]
     for prompt, conv in zip(prompts, conversations()):
-        expected = hf_policy.tokenizer(hf_policy.renderer.prompt_text(conv, TOOLS), add_special_tokens=False)["input_ids"]
+        expected = hf_policy.tokenizer(hf_policy.renderer.prompt_text(conv, TOOLS), add_special_tokens=False)[
+            "input_ids"
+        ]
         assert prompt["prompt_token_ids"] == expected
 
 
 def test_sampling_and_adapter_requests(tiny_model, tmp_path):
     policy = VLLMPolicy(str(tiny_model), adapter=str(tmp_path), temperature=0.7, seed=5, engine=object())
-    assert policy.sampling_kwargs() == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 512, "seed": 5,
-                                        "skip_special_tokens": False}
+    assert policy.sampling_kwargs() == {
+        "temperature": 0.7,
+        "top_p": 1.0,
+        "max_tokens": 512,
+        "seed": 5,
+        "skip_special_tokens": False,
+    }
     assert policy.lora_kwargs()["lora_path"] == str(tmp_path)
     other = VLLMPolicy(str(tiny_model), adapter=str(tmp_path / "other"), engine=object())
     assert other.lora_kwargs()["lora_int_id"] != policy.lora_kwargs()["lora_int_id"]  # vLLM caches by id
@@ -62,8 +76,11 @@ def test_overflowing_conversations_are_answered_without_the_engine(tiny_model):
 
 def test_replies_are_parsed_into_tool_calls(tiny_model):
     from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    engine = ScriptedEngine(tokenizer, '<tool_call>{"name": "search_papers", "arguments": {"query": "graph"}}</tool_call><|im_end|>')
+    engine = ScriptedEngine(
+        tokenizer, '<tool_call>{"name": "search_papers", "arguments": {"query": "graph"}}</tool_call><|im_end|>'
+    )
     policy = VLLMPolicy(str(tiny_model), engine=engine, request_types=(dict, dict))
     turns = policy.act(conversations(), TOOLS)
     assert [(t.calls[0].name, t.calls[0].arguments) for t in turns] == [("search_papers", {"query": "graph"})] * 2
@@ -73,10 +90,11 @@ def test_replies_are_parsed_into_tool_calls(tiny_model):
 
 def test_sampled_requests_get_seeds_of_their_own_so_copies_of_a_prompt_differ(tiny_model):
     from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     engine = ScriptedEngine(tokenizer, '<tool_call>{"name": "search_papers", "arguments": {"query": "g"}}</tool_call>')
     policy = VLLMPolicy(str(tiny_model), temperature=1.0, seed=3, engine=engine, request_types=(dict, dict))
-    group = [conversations(1)[0] for _ in range(4)]   # one prompt four times, as a GRPO group asks
+    group = [conversations(1)[0] for _ in range(4)]  # one prompt four times, as a GRPO group asks
     policy.act(group, TOOLS)
     policy.act(group, TOOLS)
     seeds = [[params["seed"] for params in sampling] for _, sampling, _ in engine.requests]
@@ -84,7 +102,7 @@ def test_sampled_requests_get_seeds_of_their_own_so_copies_of_a_prompt_differ(ti
     assert not set(seeds[0]) & set(seeds[1])
     greedy = VLLMPolicy(str(tiny_model), engine=engine, request_types=(dict, dict))
     greedy.act(group, TOOLS)
-    assert isinstance(engine.requests[-1][1], dict)   # greedy: one set of parameters for the batch
+    assert isinstance(engine.requests[-1][1], dict)  # greedy: one set of parameters for the batch
 
 
 class LeakyEngine:
@@ -101,10 +119,23 @@ class LeakyEngine:
         self.calls.append(requests)
         adapted_batch = any(r is not None for r in requests)
         token = lambda r: self.ADAPTED if adapted_batch else self.BASE  # noqa: E731 (the leak)
-        return [SimpleNamespace(prompt_token_ids=p["prompt_token_ids"], outputs=[SimpleNamespace(
-            token_ids=[token(r)], logprobs=[{token(r): SimpleNamespace(logprob=-0.1),
-                                             self.BASE + self.ADAPTED - token(r): SimpleNamespace(logprob=-3.0)}])])
-                for p, r in zip(prompts, requests)]
+        return [
+            SimpleNamespace(
+                prompt_token_ids=p["prompt_token_ids"],
+                outputs=[
+                    SimpleNamespace(
+                        token_ids=[token(r)],
+                        logprobs=[
+                            {
+                                token(r): SimpleNamespace(logprob=-0.1),
+                                self.BASE + self.ADAPTED - token(r): SimpleNamespace(logprob=-3.0),
+                            }
+                        ],
+                    )
+                ],
+            )
+            for p, r in zip(prompts, requests)
+        ]
 
 
 def test_a_leaky_engine_is_caught_and_base_and_adapter_requests_are_then_never_batched_together(tiny_model, tmp_path):
@@ -122,7 +153,12 @@ def test_a_leaky_engine_is_caught_and_base_and_adapter_requests_are_then_never_b
 def test_without_the_guard_a_leaky_engine_makes_the_probe_refuse_a_working_adapter(tiny_model, tmp_path):
     from hindsight.policy.hf import AdapterError
 
-    policy = VLLMPolicy(str(tiny_model), adapter=str(tmp_path), engine=LeakyEngine(), request_types=(dict, dict),
-                        guard_mixed_batches=False)
+    policy = VLLMPolicy(
+        str(tiny_model),
+        adapter=str(tmp_path),
+        engine=LeakyEngine(),
+        request_types=(dict, dict),
+        guard_mixed_batches=False,
+    )
     with pytest.raises(AdapterError):
         policy.check_adapter()

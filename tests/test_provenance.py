@@ -7,7 +7,7 @@ from hindsight.provenance import folder_fingerprint
 
 def test_a_folder_fingerprint_is_stable_and_follows_retrained_weights(tmp_path):
     weights = tmp_path / "model.safetensors"
-    weights.write_bytes(os.urandom(3 << 20))          # sampled, not hashed whole
+    weights.write_bytes(os.urandom(3 << 20))  # sampled, not hashed whole
     (tmp_path / "config.json").write_text('{"hidden_size": 8}')
     first = folder_fingerprint(tmp_path)
     assert first == folder_fingerprint(tmp_path)

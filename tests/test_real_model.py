@@ -30,23 +30,31 @@ def test_a_gguf_file_becomes_one_cached_folder_named_by_its_hash(qwen_gguf, qwen
 
 
 def test_trained_tokens_are_the_actions_and_each_context_is_the_evaluators_prompt(qwen_tokenizer, world_sft):
+    from hindsight.masking import IGNORE, encode_conversation, trained_text
     from hindsight.policy.base import Conversation
     from hindsight.policy.chat import ChatRenderer
     from hindsight.schema import Task
     from hindsight.stages import read_sft_set
-    from hindsight.masking import IGNORE, encode_conversation, trained_text
 
     root, _ = world_sft
     row = read_sft_set(root / "distill" / "sft.jsonl")[0]
     messages, tools = row.messages, row.tools
     examples = encode_conversation(qwen_tokenizer, messages, tools)
     actions = [m for m in messages if m["role"] == "assistant"]
-    expected = [f'<tool_call>\n{json.dumps({"name": c["function"]["name"], "arguments": c["function"]["arguments"]}, ensure_ascii=False)}'
-                f'\n</tool_call><|im_end|>' for m in actions for c in m["tool_calls"]]
+    expected = [
+        f"<tool_call>\n{json.dumps({'name': c['function']['name'], 'arguments': c['function']['arguments']}, ensure_ascii=False)}"
+        f"\n</tool_call><|im_end|>"
+        for m in actions
+        for c in m["tool_calls"]
+    ]
     assert [span for example in examples for span in trained_text(qwen_tokenizer, example)] == expected
     renderer = ChatRenderer(qwen_tokenizer)
-    contexts = [example.input_ids[:start] for example in examples for start in range(len(example.labels))
-                if example.labels[start] != IGNORE and (start == 0 or example.labels[start - 1] == IGNORE)]
+    contexts = [
+        example.input_ids[:start]
+        for example in examples
+        for start in range(len(example.labels))
+        if example.labels[start] != IGNORE and (start == 0 or example.labels[start - 1] == IGNORE)
+    ]
     turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     assert contexts == [renderer.prompt_ids(Conversation(Task("t", "b", None), messages[:i]), tools) for i in turns]
 
@@ -62,7 +70,9 @@ def test_the_hf_policy_runs_a_batch_of_world_episodes(qwen_gguf, world_sft):
     assert len(rows) == 2 and all(r["calls"] >= 1 and r["tokens"]["prompt"] > 500 for r in rows)
     assert manifest["policy"]["gguf_sha256"] == sha256_file(qwen_gguf)
     # the pretrained model acts: under the lenient reading its first reply is a readable call
-    assert all(r["steps"][0]["tool"] in ("search_papers", "submit_answer") for r in rows), [r["messages"][2] for r in rows]
+    assert all(r["steps"][0]["tool"] in ("search_papers", "submit_answer") for r in rows), [
+        r["messages"][2] for r in rows
+    ]
 
 
 def test_accelerate_launch_trains_a_lora_adapter_that_passes_the_probe(qwen_gguf, qwen_lora, qwen_untrained_lora):
@@ -89,8 +99,9 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     corpus, instances, _ = load_benchmark("world")
     process, url = start_transformers_server(qwen_folder, timeout_s=300)
     try:
-        policy = LiteLLMPolicy(f"openai/{qwen_folder}", api_base=url, api_key="unused", max_new_tokens=96,
-                               cache_dir=tmp_path / "cache")
+        policy = LiteLLMPolicy(
+            f"openai/{qwen_folder}", api_base=url, api_key="unused", max_new_tokens=96, cache_dir=tmp_path / "cache"
+        )
         tasks = tasks_of([next(inst for inst in instances if inst.split == "eval")])
         config = ProtocolConfig(**{**QWEN_PROTOCOL, "fields": ("id",), "budget": 2})
         run_episodes(policy, tasks, BM25Backend(corpus), config, tmp_path / "run", progress=False)
@@ -102,8 +113,9 @@ def test_the_litellm_policy_drives_the_real_model_behind_transformers_serve(qwen
     assert row["steps"] and row["steps"][0]["tool"] in ("search_papers", "submit_answer"), row["messages"][2:]
 
 
-def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_result(qwen_gguf, qwen_lora, world_sft,
-                                                                                   monkeypatch):
+def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_result(
+    qwen_gguf, qwen_lora, world_sft, monkeypatch
+):
     """One GRPO step (the rl stage) from the fixture's SFT adapter on the real Qwen and its chat
     template: each episode is one sequence, the reward is logged, the adapter is saved where the
     manifest says, its weights moved exactly when the group's rewards differed, and the
@@ -118,10 +130,19 @@ def test_grpo_keeps_training_the_real_sft_adapter_and_the_probe_accepts_the_resu
     root, recipe_path = world_sft
     settings = json.loads(recipe_path.read_text())
     settings["protocol"] = {**settings["protocol"], "budget": 2}
-    settings["rl"] = {"student": str(qwen_lora), "output_dir": str(root / "rl"), "max_targets": 2, "dev_targets": 0,
-                      "steps": 1, "group_size": 2, "targets_per_step": 1, "learning_rate": 1.0e-4,
-                      "max_new_tokens": 48, "temperature": 1.0,
-                      "reward": {"exposed_gain": 1.0, "malformed": -1.0, "unsurfaced": -0.5}}
+    settings["rl"] = {
+        "student": str(qwen_lora),
+        "output_dir": str(root / "rl"),
+        "max_targets": 2,
+        "dev_targets": 0,
+        "steps": 1,
+        "group_size": 2,
+        "targets_per_step": 1,
+        "learning_rate": 1.0e-4,
+        "max_new_tokens": 48,
+        "temperature": 1.0,
+        "reward": {"exposed_gain": 1.0, "malformed": -1.0, "unsurfaced": -0.5},
+    }
     (root / "rl.yaml").write_text(json.dumps(settings))
     recipe = load_recipe(root / "rl.yaml")
     rewards = []

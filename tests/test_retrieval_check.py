@@ -3,7 +3,7 @@ the public ones find an unsurfaced private paper through the search index is fla
 what a search returned, or the brief, never is."""
 
 import random
-from functools import lru_cache
+from functools import cache
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -17,10 +17,12 @@ from tests.test_leaks_adversarial import SETTINGS, conversation, private_for
 from tests.test_leaks_by_class import digits_for_letters, marked
 
 
-@lru_cache(maxsize=None)
+@cache
 def sources() -> tuple:
     """(backend, instances) of the world and, where present, of the DeepScholar fixture."""
-    names = ["world"] + ([str(SHARED_DATA / "deepscholar-bench")] if (SHARED_DATA / "deepscholar-bench").exists() else [])
+    names = ["world"] + (
+        [str(SHARED_DATA / "deepscholar-bench")] if (SHARED_DATA / "deepscholar-bench").exists() else []
+    )
     out = []
     for name in names:
         corpus, instances, _ = load_benchmark(name)
@@ -49,10 +51,13 @@ def test_a_labels_abstract_words_scattered_in_a_rationale_are_found_through_the_
     pool = sorted({w for w in content_words(label.abstract) if spelled(w) not in public and len(w) > 3})
     assume(len(pool) >= 8)
     chosen = random.Random(data.draw(st.integers(0, 10**6))).sample(pool, 8)
-    assume(found(backend, " ".join(chosen)) == label.id)   # these words do point at the label
+    assume(found(backend, " ".join(chosen)) == label.id)  # these words do point at the label
     text = " ".join(chosen)
-    text = {"plain": lambda t: t, "digits for letters": lambda t: data.draw(digits_for_letters(t)),
-            "marks": lambda t: data.draw(marked(t))}[disguise](text)
+    text = {
+        "plain": lambda t: t,
+        "digits for letters": lambda t: data.draw(digits_for_letters(t)),
+        "marks": lambda t: data.draw(marked(t)),
+    }[disguise](text)
     messages = conversation(instance, ["keyword search"], rationale=f"a close method: {text}", submit=("2001.00001",))
     findings = retrieval_findings(messages, backend, private_for(instance), instance.brief)
     assert any(label.id in f.reason for f in findings), text
@@ -65,11 +70,18 @@ def test_quoting_surfaced_papers_and_the_brief_is_never_flagged_by_the_index(dat
     shown = data.draw(st.lists(st.sampled_from(instance.labels), min_size=1, max_size=3, unique_by=lambda lab: lab.id))
     returned = [{"id": lab.id, "title": lab.title} for lab in shown]
     brief_words = content_words(instance.brief)
-    pieces = [f'"{lab.title}" studies a close problem' for lab in shown] + \
-             [" ".join(data.draw(st.lists(st.sampled_from(brief_words), min_size=4, max_size=12)))]
+    pieces = [f'"{lab.title}" studies a close problem' for lab in shown] + [
+        " ".join(data.draw(st.lists(st.sampled_from(brief_words), min_size=4, max_size=12)))
+    ]
     rationale = data.draw(st.sampled_from(pieces))
-    messages = conversation(instance, ["keyword search"], papers=returned, rationale=rationale,
-                            content=data.draw(st.sampled_from(["", instance.brief])), submit=(shown[0].id,))
+    messages = conversation(
+        instance,
+        ["keyword search"],
+        papers=returned,
+        rationale=rationale,
+        content=data.draw(st.sampled_from(["", instance.brief])),
+        submit=(shown[0].id,),
+    )
     assert retrieval_findings(messages, backend, private_for(instance), instance.brief) == [], rationale
 
 

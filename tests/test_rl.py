@@ -6,7 +6,6 @@ import json
 import pytest
 
 from hindsight.config import ConfigError
-from hindsight.masking import IGNORE
 from hindsight.policy.scripted import NaiveExplorer
 from hindsight.recipe import load_recipe
 from hindsight.runner import play_episodes
@@ -48,16 +47,19 @@ def write_recipe(tmp_path, model, **rl) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("setting, named", [
-    ({"reward": {"ndcg10": 1.0, "recall": 1.0}}, "rl.reward: unknown term(s) recall"),
-    ({"reward": {"ndcg10": 0.0}}, "rl.reward: every weight is 0"),
-    ({"group_size": 1}, "rl.group_size"),
-    ({"temperature": 0.0}, "rl.temperature"),
-    ({"lora": {"rank": 12}}, "rl.lora.rank"),
-    ({"clip": 0.2}, "clip"),
-    ({"generation": "sglang"}, "rl.generation"),
-    ({"vllm_memory": 1.5}, "rl.vllm_memory"),
-])
+@pytest.mark.parametrize(
+    "setting, named",
+    [
+        ({"reward": {"ndcg10": 1.0, "recall": 1.0}}, "rl.reward: unknown term(s) recall"),
+        ({"reward": {"ndcg10": 0.0}}, "rl.reward: every weight is 0"),
+        ({"group_size": 1}, "rl.group_size"),
+        ({"temperature": 0.0}, "rl.temperature"),
+        ({"lora": {"rank": 12}}, "rl.lora.rank"),
+        ({"clip": 0.2}, "clip"),
+        ({"generation": "sglang"}, "rl.generation"),
+        ({"vllm_memory": 1.5}, "rl.vllm_memory"),
+    ],
+)
 def test_the_rl_section_names_what_is_wrong(tmp_path, setting, named):
     from hindsight.rl.config import RLConfig
 
@@ -72,10 +74,19 @@ def test_vllm_generation_asks_trl_for_a_colocated_engine_without_the_sampling_co
     from hindsight.rl.grpo import vllm_flags
 
     assert vllm_flags(RLConfig()) == {}
-    args = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=True,
-                      **vllm_flags(RLConfig(generation="vllm", vllm_memory=0.4, max_context=8192)))
-    assert (args.use_vllm, args.vllm_mode, args.vllm_gpu_memory_utilization, args.vllm_max_model_length,
-            args.vllm_importance_sampling_correction) == (True, "colocate", 0.4, 8192, False)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        report_to=[],
+        use_cpu=True,
+        **vllm_flags(RLConfig(generation="vllm", vllm_memory=0.4, max_context=8192)),
+    )
+    assert (
+        args.use_vllm,
+        args.vllm_mode,
+        args.vllm_gpu_memory_utilization,
+        args.vllm_max_model_length,
+        args.vllm_importance_sampling_correction,
+    ) == (True, "colocate", 0.4, 8192, False)
 
 
 def test_an_episode_is_one_sequence_whose_mask_covers_exactly_the_students_actions(world_model, tmp_path):
@@ -100,7 +111,7 @@ def test_an_episode_is_one_sequence_whose_mask_covers_exactly_the_students_actio
         assert actions.count("<|im_end|>") == len(assistant)
         last = max(i for i, m in enumerate(episode.messages) if m["role"] == "assistant")
         for message in episode.messages[:last]:
-            if message["role"] == "tool":   # what the environment said is context, never trained
+            if message["role"] == "tool":  # what the environment said is context, never trained
                 assert message["content"] in context and message["content"] not in actions
         for step in episode.steps:
             if step.tool == "search_papers":
@@ -117,7 +128,9 @@ def test_the_reward_is_the_weighted_score_of_the_episode_against_its_labels(worl
     tasks = {inst.id: inst.task() for inst in train}
     episodes = play_episodes(NaiveExplorer(max_searches=3, seed=2), tasks, recipe.search.build(corpus), recipe.protocol)
     reward = EpisodeReward({tasks[inst.id].task_id: inst for inst in train}, {"ndcg10": 1.0, "malformed": -0.5})
-    got = reward(None, None, task_id=[tasks[inst.id].task_id for inst in train], episode=[episodes[i.id] for i in train])
+    got = reward(
+        None, None, task_id=[tasks[inst.id].task_id for inst in train], episode=[episodes[i.id] for i in train]
+    )
     for inst, value in zip(train, got):
         episode = episodes[inst.id]
         submitted = [p.id for p in episode.submission] if episode.status == "submitted" else []
@@ -222,8 +235,9 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
     import hindsight.rl.grpo as grpo
     from hindsight.rl.rollout import EpisodeRollout
 
-    recipe = load_recipe(write_recipe(tmp_path, world_model, dev_every=0, dev_targets=0, targets_per_step=1,
-                                      learning_rate=1.0e-3))
+    recipe = load_recipe(
+        write_recipe(tmp_path, world_model, dev_every=0, dev_targets=0, targets_per_step=1, learning_rate=1.0e-3)
+    )
     sequences, rollout = [], EpisodeRollout.__call__
 
     def keeping_rollout(self, prompts, trainer):
@@ -232,14 +246,17 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
         return out
 
     monkeypatch.setattr(EpisodeRollout, "__call__", keeping_rollout)
-    monkeypatch.setattr(grpo.EpisodeReward, "__call__", lambda self, prompts, completions, **_: [
-        1.0 if i % 2 == 0 else 0.0 for i in range(len(prompts))])
+    monkeypatch.setattr(
+        grpo.EpisodeReward,
+        "__call__",
+        lambda self, prompts, completions, **_: [1.0 if i % 2 == 0 else 0.0 for i in range(len(prompts))],
+    )
     grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
 
     def action_logprob(model, prompt, completion, mask) -> float:
         ids = torch.tensor([prompt + completion])
         with torch.no_grad():
-            logprobs = torch.log_softmax(model(ids).logits[0, len(prompt) - 1:-1].float(), dim=-1)
+            logprobs = torch.log_softmax(model(ids).logits[0, len(prompt) - 1 : -1].float(), dim=-1)
         taken = logprobs.gather(1, torch.tensor(completion)[:, None])[:, 0]
         return float((taken * torch.tensor(mask, dtype=torch.float32)).sum())
 

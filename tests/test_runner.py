@@ -24,8 +24,10 @@ def backend():
     return BM25Backend(Corpus(random_papers(500, seed=3)))
 
 
-TASKS = [Task(f"t{i}", f"graph attention for robot policy number {i}", dt.date(2021, 1, 1) + dt.timedelta(days=30 * i))
-         for i in range(12)]
+TASKS = [
+    Task(f"t{i}", f"graph attention for robot policy number {i}", dt.date(2021, 1, 1) + dt.timedelta(days=30 * i))
+    for i in range(12)
+]
 
 
 def records(run_dir):
@@ -77,17 +79,33 @@ def search(query="graph"):
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
-@pytest.mark.parametrize("name, step, status", [
-    ("garbage", lambda conv, n: Turn(text="lorem ipsum", parse_error="no tool call found"), "malformed"),
-    ("endless", lambda conv, n: search(f"graph {n}"), "budget_exhausted"),
-    ("invalid-ids", lambda conv, n: search() if n == 0 else Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": "nonsense"}]})]), "submitted"),
-    ("bad-args", lambda conv, n: Turn(calls=[ToolCall("search_papers", {"query": ""})]), "budget_exhausted"),
-    ("crashing", lambda conv, n: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), "error"),
-    ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
-])
+@pytest.mark.parametrize(
+    "name, step, status",
+    [
+        ("garbage", lambda conv, n: Turn(text="lorem ipsum", parse_error="no tool call found"), "malformed"),
+        ("endless", lambda conv, n: search(f"graph {n}"), "budget_exhausted"),
+        (
+            "invalid-ids",
+            lambda conv, n: (
+                search() if n == 0 else Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": "nonsense"}]})])
+            ),
+            "submitted",
+        ),
+        ("bad-args", lambda conv, n: Turn(calls=[ToolCall("search_papers", {"query": ""})]), "budget_exhausted"),
+        ("crashing", lambda conv, n: (_ for _ in ()).throw(RuntimeError("CUDA out of memory")), "error"),
+        ("overflowing", lambda conv, n: Turn(failure="context_overflow: 9000 tokens > 8192"), "context_overflow"),
+    ],
+)
 def test_every_target_gets_exactly_one_record_whatever_the_policy_does(backend, tmp_path, name, step, status, flavour):
-    manifest = run_episodes(FLAVOURS[flavour](name, step), keyed(TASKS), backend, ProtocolConfig(budget=6), tmp_path / name,
-                            batch_size=5, progress=False)
+    manifest = run_episodes(
+        FLAVOURS[flavour](name, step),
+        keyed(TASKS),
+        backend,
+        ProtocolConfig(budget=6),
+        tmp_path / name,
+        batch_size=5,
+        progress=False,
+    )
     rows = records(tmp_path / name)
     assert sorted(r["instance_id"] for r in rows) == sorted(t.task_id for t in TASKS)
     assert {r["status"] for r in rows} == {status}
@@ -160,14 +178,21 @@ def test_an_api_policy_episode_never_waits_for_a_slow_one(backend, tmp_path):
     rows = records(tmp_path / "r")
     # in lockstep t0 would hold back t1-t3 for three slow turns; here the other eleven finish first
     assert [r["instance_id"] for r in rows][-1] == "t0" and {r["status"] for r in rows} == {"submitted"}
-    assert policy.most_in_flight == 4                    # batch_size bounds the episodes in progress
-    assert time.perf_counter() - start < 3 * 0.05 * 3    # the slow turns overlapped the rest
+    assert policy.most_in_flight == 4  # batch_size bounds the episodes in progress
+    assert time.perf_counter() - start < 3 * 0.05 * 3  # the slow turns overlapped the rest
 
 
 def test_a_crashed_api_run_resumes_to_the_same_records_as_an_uninterrupted_one(backend, tmp_path):
     config = ProtocolConfig(budget=8)
-    run_episodes(IndependentScripted("api", submit_on_third_turn), keyed(TASKS), backend, config, tmp_path / "whole",
-                 batch_size=3, progress=False)
+    run_episodes(
+        IndependentScripted("api", submit_on_third_turn),
+        keyed(TASKS),
+        backend,
+        config,
+        tmp_path / "whole",
+        batch_size=3,
+        progress=False,
+    )
 
     def dies_on_t7(conv, n):
         if conv.task.task_id == "t7":
@@ -175,10 +200,24 @@ def test_a_crashed_api_run_resumes_to_the_same_records_as_an_uninterrupted_one(b
         return submit_on_third_turn(conv, n)
 
     with pytest.raises(Interrupt):
-        run_episodes(IndependentScripted("api", dies_on_t7), keyed(TASKS), backend, config, tmp_path / "resumed",
-                     batch_size=3, progress=False)
+        run_episodes(
+            IndependentScripted("api", dies_on_t7),
+            keyed(TASKS),
+            backend,
+            config,
+            tmp_path / "resumed",
+            batch_size=3,
+            progress=False,
+        )
     assert 0 < len(records(tmp_path / "resumed")) < len(TASKS)
-    run_episodes(IndependentScripted("api", submit_on_third_turn), keyed(TASKS), backend, config, tmp_path / "resumed",
-                 batch_size=3, progress=False)
+    run_episodes(
+        IndependentScripted("api", submit_on_third_turn),
+        keyed(TASKS),
+        backend,
+        config,
+        tmp_path / "resumed",
+        batch_size=3,
+        progress=False,
+    )
     assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
     assert len(records(tmp_path / "resumed")) == len(TASKS)

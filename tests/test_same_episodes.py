@@ -7,8 +7,16 @@ from hindsight.schema import Episode
 def episode(instance_id: str, queries: list[str], submitted: list[str], note: str = "") -> Episode:
     steps = [{"tool": "search_papers", "args": {"query": query}} for query in queries]
     messages = [{"role": "assistant", "content": query + note} for query in queries]
-    return Episode.from_dict({"instance_id": instance_id, "policy": "test", "status": "submitted", "steps": steps,
-                              "submission": [{"id": pid} for pid in submitted], "messages": messages})
+    return Episode.from_dict(
+        {
+            "instance_id": instance_id,
+            "policy": "test",
+            "status": "submitted",
+            "steps": steps,
+            "submission": [{"id": pid} for pid in submitted],
+            "messages": messages,
+        }
+    )
 
 
 def test_the_first_difference_is_the_first_unequal_action_or_where_one_list_stops():
@@ -19,8 +27,11 @@ def test_the_first_difference_is_the_first_unequal_action_or_where_one_list_stop
 
 def test_same_actions_in_other_words_are_not_the_same_transcript():
     one = {"t1": episode("t1", ["graph"], ["1"]), "t2": episode("t2", ["trees"], ["2"]), "t3": episode("t3", ["x"], [])}
-    other = {"t1": episode("t1", ["graph"], ["1"]), "t2": episode("t2", ["trees"], ["2"], note=" (thinking)"),
-             "t4": episode("t4", ["x"], [])}
+    other = {
+        "t1": episode("t1", ["graph"], ["1"]),
+        "t2": episode("t2", ["trees"], ["2"], note=" (thinking)"),
+        "t4": episode("t4", ["x"], []),
+    }
     report = compare(one, other)
     assert report["shared_targets"] == 2
     assert report["same_transcript"] == 1 and report["same_actions"] == 2

@@ -15,10 +15,15 @@ from hindsight.schema import (
 
 def instance_record(**overrides):
     record = {
-        "id": "inst-1", "split": "eval", "brief": "We want to know X.", "cutoff": "2025-01-15",
+        "id": "inst-1",
+        "split": "eval",
+        "brief": "We want to know X.",
+        "cutoff": "2025-01-15",
         "target": {"id": "2504.00001v2", "title": "Target", "date": "2025-04-15"},
-        "labels": [{"id": "2401.00001", "tier": "T3", "role": "conceptual", "title": "A", "abstract": "a"},
-                   {"id": "2402.00002v1", "tier": "T1", "role": "infrastructural"}],
+        "labels": [
+            {"id": "2401.00001", "tier": "T3", "role": "conceptual", "title": "A", "abstract": "a"},
+            {"id": "2402.00002v1", "tier": "T1", "role": "infrastructural"},
+        ],
         "audit": {"flagged": False},
     }
     record.update(overrides)
@@ -31,17 +36,20 @@ def test_paper_round_trips_and_loses_its_version_suffix():
     assert Paper.from_dict(paper.to_dict()) == paper
 
 
-@pytest.mark.parametrize("record, field", [
-    ({"title": "T", "date": "2024-01-01"}, "'id'"),
-    ({"id": "2401.00001", "date": "2024-01-01"}, "'title'"),
-    ({"id": "2401.00001", "title": "T"}, "'date'"),
-    ({"id": "2401.00001", "title": "   ", "date": "2024-01-01"}, "'title' is empty"),
-    ({"id": "2401.00001", "title": "T", "date": "January 2024"}, "unparseable date"),
-    ({"id": "2401.00001", "title": "T", "date": "2024-01-01junk"}, "unparseable date"),
-    ({"id": "not-an-id", "title": "T", "date": "2024-01-01"}, "not an arXiv id"),
-    ({"id": 2401.00001, "title": "T", "date": "2024-01-01"}, "expected str"),
-    ({"id": "2401.00001", "title": "T", "date": "2024-01-01", "categories": "cs.LG"}, "'categories'"),
-])
+@pytest.mark.parametrize(
+    "record, field",
+    [
+        ({"title": "T", "date": "2024-01-01"}, "'id'"),
+        ({"id": "2401.00001", "date": "2024-01-01"}, "'title'"),
+        ({"id": "2401.00001", "title": "T"}, "'date'"),
+        ({"id": "2401.00001", "title": "   ", "date": "2024-01-01"}, "'title' is empty"),
+        ({"id": "2401.00001", "title": "T", "date": "January 2024"}, "unparseable date"),
+        ({"id": "2401.00001", "title": "T", "date": "2024-01-01junk"}, "unparseable date"),
+        ({"id": "not-an-id", "title": "T", "date": "2024-01-01"}, "not an arXiv id"),
+        ({"id": 2401.00001, "title": "T", "date": "2024-01-01"}, "expected str"),
+        ({"id": "2401.00001", "title": "T", "date": "2024-01-01", "categories": "cs.LG"}, "'categories'"),
+    ],
+)
 def test_bad_paper_record_names_the_field(record, field):
     with pytest.raises(SchemaError, match=field) as info:
         Paper.from_dict(record, where="corpus.jsonl:7")
@@ -49,10 +57,19 @@ def test_bad_paper_record_names_the_field(record, field):
 
 
 def test_label_gain_defaults_from_tier_and_role():
-    gains = {(role, tier): Label.from_dict({"id": "2401.00001", "tier": tier, "role": role}).gain
-             for role in ("conceptual", "infrastructural") for tier in ("T1", "T2", "T3")}
-    assert gains == {("conceptual", "T1"): 1, ("conceptual", "T2"): 3, ("conceptual", "T3"): 7,
-                     ("infrastructural", "T1"): 0.5, ("infrastructural", "T2"): 2, ("infrastructural", "T3"): 4}
+    gains = {
+        (role, tier): Label.from_dict({"id": "2401.00001", "tier": tier, "role": role}).gain
+        for role in ("conceptual", "infrastructural")
+        for tier in ("T1", "T2", "T3")
+    }
+    assert gains == {
+        ("conceptual", "T1"): 1,
+        ("conceptual", "T2"): 3,
+        ("conceptual", "T3"): 7,
+        ("infrastructural", "T1"): 0.5,
+        ("infrastructural", "T2"): 2,
+        ("infrastructural", "T3"): 4,
+    }
 
 
 def test_label_with_unknown_tier_or_nonpositive_gain_is_rejected():
@@ -77,8 +94,9 @@ def test_instance_errors_point_into_nested_records():
     with pytest.raises(SchemaError, match=r"instances.jsonl:3 labels\[1\]: field 'tier'"):
         Instance.from_dict(record, where="instances.jsonl:3")
     with pytest.raises(SchemaError, match="duplicate label id"):
-        Instance.from_dict(instance_record(labels=[{"id": "2401.00001", "tier": "T1"},
-                                                   {"id": "2401.00001v2", "tier": "T2"}]))
+        Instance.from_dict(
+            instance_record(labels=[{"id": "2401.00001", "tier": "T1"}, {"id": "2401.00001v2", "tier": "T2"}])
+        )
     with pytest.raises(SchemaError, match="'split'"):
         Instance.from_dict(instance_record(split="test"))
 
@@ -110,16 +128,26 @@ def test_a_task_id_cannot_be_recomputed_from_the_instance_id():
     import sys
 
     code = "from hindsight.schema import opaque_task_id; print(opaque_task_id('world-2504.00001'))"
-    ids = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-           for _ in range(2)}
+    ids = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        for _ in range(2)
+    }
     assert len(ids) == 2 and all(i.startswith("task-") for i in ids)
 
 
 def test_episode_round_trips_and_orders_first_exposure():
-    record = {"instance_id": "i", "policy": "p", "protocol_hash": "h", "status": "submitted", "calls": 3,
-              "steps": [{"tool": "search_papers", "args": {"query": "q"}, "returned_ids": ["b", "a"]},
-                        {"tool": "search_papers", "args": {"query": "r"}, "returned_ids": ["a", "c"]}],
-              "submission": [{"id": "2401.00001v2", "rationale": "r"}]}
+    record = {
+        "instance_id": "i",
+        "policy": "p",
+        "protocol_hash": "h",
+        "status": "submitted",
+        "calls": 3,
+        "steps": [
+            {"tool": "search_papers", "args": {"query": "q"}, "returned_ids": ["b", "a"]},
+            {"tool": "search_papers", "args": {"query": "r"}, "returned_ids": ["a", "c"]},
+        ],
+        "submission": [{"id": "2401.00001v2", "rationale": "r"}],
+    }
     episode = Episode.from_dict(record)
     assert episode.exposure_order() == ["b", "a", "c"]
     assert episode.submission[0].id == "2401.00001v2"  # kept as written; the scorer canonicalises

@@ -16,8 +16,19 @@ def conversation(*searches: tuple[str, list[str]]) -> Conversation:
     system = f"{PRIVATE_HEADER}\n1. [T3/conceptual] alpha beta\n   Abstract: alpha beta gamma"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Research brief:\n{BRIEF}"}]
     for turn, (query, ids) in enumerate(searches):
-        messages.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{turn}", "type": "function",
-                         "function": {"name": "search_papers", "arguments": {"query": query}}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{turn}",
+                        "type": "function",
+                        "function": {"name": "search_papers", "arguments": {"query": query}},
+                    }
+                ],
+            }
+        )
         results = {"results": [{"id": pid, "title": "t"} for pid in ids], "calls_left": 3}
         messages.append({"role": "tool", "tool_call_id": f"c{turn}", "content": json.dumps(results)})
     return Conversation(Task("t", BRIEF, dt.date(2022, 1, 1)), messages)
@@ -52,10 +63,12 @@ ANCHOR_IDF = {"quorix": 5.0, "lumen": 3.0, "zentak": 6.0, "velmor": 6.5, "grabbo
 
 
 def planned(anchor_words: int) -> list[str]:
-    system = (f"{PRIVATE_HEADER}\n"
-              "1. [T3/conceptual] Quorix lumen zentak\n   Abstract: velmor zentak quorix caches grabbo\n"
-              "2. [T2/method] Zentak velmor systems\n   Abstract: velmor zentak grabbo\n"
-              "3. [T1/problem] Lumen quorix caches\n   Abstract: quorix lumen systems")
+    system = (
+        f"{PRIVATE_HEADER}\n"
+        "1. [T3/conceptual] Quorix lumen zentak\n   Abstract: velmor zentak quorix caches grabbo\n"
+        "2. [T2/method] Zentak velmor systems\n   Abstract: velmor zentak grabbo\n"
+        "3. [T1/problem] Lumen quorix caches\n   Abstract: quorix lumen systems"
+    )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": f"Research brief:\n{ANCHOR_BRIEF}"}]
     teacher = ScriptedTeacher(ANCHOR_IDF, queries=2, words_per_query=3, anchor_words=anchor_words, opening_at=1)
     return teacher._plan(Conversation(Task("t", ANCHOR_BRIEF, dt.date(2022, 1, 1)), messages))
@@ -65,7 +78,7 @@ def test_the_first_keyword_query_starts_with_the_first_brief_word_the_antecedent
     # "study" and "caches" come first in the brief, but the antecedents never or barely use them
     keyword_query, opening = planned(anchor_words=1)
     assert keyword_query.split()[0] == "quorix"
-    assert keyword_query.split()[1:] == ["velmor", "zentak"]   # the rarest shared words, none of the brief's
+    assert keyword_query.split()[1:] == ["velmor", "zentak"]  # the rarest shared words, none of the brief's
     assert opening == "We study quorix caches in lumen systems"
 
 

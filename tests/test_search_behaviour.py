@@ -10,13 +10,21 @@ from tests.helpers import write_jsonl
 def episode(instance_id: str, queries: list[str], submitted: list[str]) -> Episode:
     steps = [{"tool": "search_papers", "args": {"query": query}, "returned_ids": []} for query in queries]
     steps.append({"tool": "(unparsed)", "args": None, "error": "could not read a tool call"})
-    return Episode.from_dict({"instance_id": instance_id, "policy": "test", "status": "submitted" if submitted else "malformed",
-                              "steps": steps, "submission": [{"id": pid} for pid in submitted]})
+    return Episode.from_dict(
+        {
+            "instance_id": instance_id,
+            "policy": "test",
+            "status": "submitted" if submitted else "malformed",
+            "steps": steps,
+            "submission": [{"id": pid} for pid in submitted],
+        }
+    )
 
 
 def test_repeated_queries_count_within_an_episode_only_and_ignore_case_and_spacing():
-    found = behaviour([episode("a", ["graph nets", "Graph  nets", "trees"], ["1", "2"]),
-                       episode("b", ["graph nets"], ["1"])])
+    found = behaviour(
+        [episode("a", ["graph nets", "Graph  nets", "trees"], ["1", "2"]), episode("b", ["graph nets"], ["1"])]
+    )
     assert found.searches_per_episode == pytest.approx(2.0)
     assert found.repeated_query_share == pytest.approx(1 / 4)
     assert found.words_per_query == pytest.approx((2 + 2 + 1 + 2) / 4)

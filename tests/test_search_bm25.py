@@ -90,8 +90,10 @@ def test_top_k_matches_brute_force_reference_at_random_cutoffs(synthetic):
 
 def test_ties_break_by_id():
     base = random_papers(1, seed=0)[0]
-    twins = [type(base)(id=f"2001.{n:05d}", title="quantum cache", date=dt.date(2020, 1, 2), abstract="")
-             for n in (9, 3, 7, 1)]
+    twins = [
+        type(base)(id=f"2001.{n:05d}", title="quantum cache", date=dt.date(2020, 1, 2), abstract="")
+        for n in (9, 3, 7, 1)
+    ]
     backend = BM25Backend(Corpus(twins))
     assert [h.id for h in backend.search("quantum", "2021-01-01", 3)] == ["2001.00001", "2001.00003", "2001.00007"]
 
@@ -99,7 +101,7 @@ def test_ties_break_by_id():
 def test_only_matching_papers_come_back(small_corpus):
     backend = BM25Backend(small_corpus)
     assert backend.search("zebra xylophone", "2030-01-01", 10) == []
-    assert backend.search("the of and", "2030-01-01", 10) == []     # stopwords only
+    assert backend.search("the of and", "2030-01-01", 10) == []  # stopwords only
     assert backend.search("quantum", small_corpus.dates[0], 10) == []  # nothing before the first paper
 
 
@@ -123,6 +125,7 @@ def test_make_backend_names_the_choices(small_corpus):
 
 
 # -- the real corpus ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def arxiv(tmp_path_factory):
@@ -149,8 +152,7 @@ def eligible_matches(corpus, postings, query, cutoff) -> int:
 @pytest.mark.shared_data
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(paper=st.integers(0, 74_727), day=st.integers(-10, 480), k=st.sampled_from([1, 5, 10]),
-       words=st.integers(1, 12))
+@given(paper=st.integers(0, 74_727), day=st.integers(-10, 480), k=st.sampled_from([1, 5, 10]), words=st.integers(1, 12))
 def test_real_corpus_never_returns_a_paper_on_or_after_the_cutoff(arxiv, paper, day, k, words):
     corpus, backend, postings = arxiv
     cutoff = dt.date(2025, 3, 18) + dt.timedelta(days=day)

@@ -9,8 +9,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_search_cli_shows_only_pre_cutoff_papers(capsys):
-    code = search_main(["--corpus", str(ROOT / "examples/mini_corpus.jsonl"), "--cutoff", "2024-06-01",
-                        "--cutoff", "2025-01-01", "-k", "3", "hindsight supervision for search agents"])
+    code = search_main(
+        [
+            "--corpus",
+            str(ROOT / "examples/mini_corpus.jsonl"),
+            "--cutoff",
+            "2024-06-01",
+            "--cutoff",
+            "2025-01-01",
+            "-k",
+            "3",
+            "hindsight supervision for search agents",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     before, after = out.split("before 2024-06-01")[1].split("before 2025-01-01")
@@ -29,8 +40,9 @@ def test_benchmark_script_runs_and_reports_the_ratio(tmp_path, capsys):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     corpus = write_jsonl(tmp_path / "c.jsonl", [p.to_dict() for p in random_papers(500, seed=4)])
-    report = bench.main(["--corpus", str(corpus), "--queries", "40", "--baseline-queries", "20",
-                         "--json", str(tmp_path / "out.json")])
+    report = bench.main(
+        ["--corpus", str(corpus), "--queries", "40", "--baseline-queries", "20", "--json", str(tmp_path / "out.json")]
+    )
     saved = json.loads((tmp_path / "out.json").read_text())
     assert saved["hindsight_bm25"]["queries"] == 40 and saved["rank_bm25"]["queries"] == 20
     assert saved["hindsight_bm25"]["identical_run_to_run"] is True

@@ -24,8 +24,10 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    return Corpus(Paper(id=f"2001.{i + 1:05d}", title=title, abstract=abstract, date=dt.date(2020, 1, 1 + i))
-                  for i, (title, abstract) in enumerate(TEXTS))
+    return Corpus(
+        Paper(id=f"2001.{i + 1:05d}", title=title, abstract=abstract, date=dt.date(2020, 1, 1 + i))
+        for i, (title, abstract) in enumerate(TEXTS)
+    )
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,9 @@ def test_response_becomes_ranked_hits():
     backend = OpenSearchBackend(client, "papers", corpus_hash="abc")
     hits = backend.search("q", "2024-02-01", 10)
     assert [(h.id, h.rank, h.score, h.date) for h in hits] == [
-        ("2401.00001", 1, 3.5, dt.date(2024, 1, 2)), ("2401.00002", 2, 1.0, dt.date(2024, 1, 3))]
+        ("2401.00001", 1, 3.5, dt.date(2024, 1, 2)),
+        ("2401.00002", 2, 1.0, dt.date(2024, 1, 3)),
+    ]
     assert client.requests[0][0] == "papers" and client.requests[0][1] == build_query("q", "2024-02-01", 10)
     assert backend.describe() == {"backend": "opensearch", "index": "papers", "corpus_hash": "abc"}
 

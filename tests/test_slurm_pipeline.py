@@ -40,29 +40,55 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     recipe["distill"]["out_dir"], recipe["train"]["output_dir"] = str(work / "distill"), str(work / "sft")
     recipe["runs_dir"] = str(work / "runs")
     # a base this small cannot act: the gate runs and records its numbers but lets it through
-    recipe["gate"] = {"split": "dev", "max_targets": EVAL_LIMIT, "min_copied_first_queries": 0.0,
-                      "min_surfaced_submissions": 0.0, "max_malformed": 1.0, "retrain_epochs": 0}
+    recipe["gate"] = {
+        "split": "dev",
+        "max_targets": EVAL_LIMIT,
+        "min_copied_first_queries": 0.0,
+        "min_surfaced_submissions": 0.0,
+        "max_malformed": 1.0,
+        "retrain_epochs": 0,
+    }
     (tmp_path / "demo.yaml").write_text(yaml.safe_dump(recipe))
-    sets = [f"distill.max_targets={TARGETS_PER_SPLIT}", f"distill.candidates={CANDIDATES}", "train.epochs=1",
-            "policy.max_new_tokens=48"]
-    env = {**slurm.env, "RECIPE": str(tmp_path / "demo.yaml"), "RECIPE_SETS": " ".join(sets), "SHARDS": str(SHARDS),
-           "CPU_ONLY": "1", "DEMO_BASE": "1", "CPUS_PER_TASK": "1", "EVAL_LIMIT": str(EVAL_LIMIT),
-           "BASE_HIDDEN": "32", "BASE_LAYERS": "1", "BASE_COPY_STEPS": "2", "BASE_ID_COPY_STEPS": "2",
-           "BASE_QUERY_COPY_STEPS": "2", "BASE_EPOCHS": "0.05",
-           "LOG_DIR": str(work / "logs"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "VENV": ""}
+    sets = [
+        f"distill.max_targets={TARGETS_PER_SPLIT}",
+        f"distill.candidates={CANDIDATES}",
+        "train.epochs=1",
+        "policy.max_new_tokens=48",
+    ]
+    env = {
+        **slurm.env,
+        "RECIPE": str(tmp_path / "demo.yaml"),
+        "RECIPE_SETS": " ".join(sets),
+        "SHARDS": str(SHARDS),
+        "CPU_ONLY": "1",
+        "DEMO_BASE": "1",
+        "CPUS_PER_TASK": "1",
+        "EVAL_LIMIT": str(EVAL_LIMIT),
+        "BASE_HIDDEN": "32",
+        "BASE_LAYERS": "1",
+        "BASE_COPY_STEPS": "2",
+        "BASE_ID_COPY_STEPS": "2",
+        "BASE_QUERY_COPY_STEPS": "2",
+        "BASE_EPOCHS": "0.05",
+        "LOG_DIR": str(work / "logs"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "VENV": "",
+    }
     if (Path(sys.prefix) / "bin" / "activate").exists():
         env["VENV"] = sys.prefix
-    submitted = subprocess.run(["bash", "slurm/pipeline.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
-                               timeout=120)
+    submitted = subprocess.run(
+        ["bash", "slurm/pipeline.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert submitted.returncode == 0, submitted.stderr
     record = json.loads(next((work / "logs").glob("pipeline-*.json")).read_text())
     jobs = record["jobs"]
     assert all(jobs.values()), jobs
 
     states = slurm.wait(list(jobs.values()), timeout=900)
-    logs = "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-25:])
-                     for p in sorted((work / "logs").glob("*.out")))
+    logs = "\n".join(
+        f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-25:])
+        for p in sorted((work / "logs").glob("*.out"))
+    )
     assert all(s and set(s) == {"COMPLETED"} for s in states.values()), f"{states}\n{logs}\n{slurm.logs()}"
     assert len(states[jobs["distill"]]) == SHARDS
 
@@ -74,8 +100,8 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     for name in ("replays.jsonl", "selection.json", "sft.jsonl"):
         assert (work / "distill" / name).exists(), name
     sft_manifest = json.loads((work / "sft" / "train_manifest.json").read_text())
-    assert (work / "sft" / Path(sft_manifest["output"]).name / "config.json").exists()    # a full model
-    assert sft_manifest["data"]["rows"] <= TARGETS_PER_SPLIT   # the overrides reached the jobs
+    assert (work / "sft" / Path(sft_manifest["output"]).name / "config.json").exists()  # a full model
+    assert sft_manifest["data"]["rows"] <= TARGETS_PER_SPLIT  # the overrides reached the jobs
     for run in ("base", "sft"):
         lines = (work / "runs" / run / "episodes.jsonl").read_text().splitlines()
         assert len(lines) == EVAL_LIMIT
@@ -83,8 +109,10 @@ def test_pipeline_runs_every_stage_and_merges_shards_to_one_record_per_candidate
     assert "nDCG@10" in (work / "runs" / "comparison.md").read_text()
 
     # the merge: exactly one record per candidate, every target with all of its candidates
-    merged = [json.loads(line)["instance_id"]
-              for line in (work / "distill" / "candidates" / "episodes.jsonl").read_text().splitlines()]
+    merged = [
+        json.loads(line)["instance_id"]
+        for line in (work / "distill" / "candidates" / "episodes.jsonl").read_text().splitlines()
+    ]
     assert len(merged) == len(set(merged)) == 2 * TARGETS_PER_SPLIT * CANDIDATES
     per_target = Counter(CandidateId.parse(task).instance_id for task in merged)
     assert set(per_target.values()) == {CANDIDATES} and len(per_target) == 2 * TARGETS_PER_SPLIT

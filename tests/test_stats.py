@@ -15,7 +15,7 @@ def test_interval_covers_a_known_effect_at_about_the_nominal_rate():
     effect, covered = 0.05, 0
     trials = 400
     for trial in range(trials):
-        base = rng.beta(0.6, 2.0, size=150)                  # skewed, with mass near zero
+        base = rng.beta(0.6, 2.0, size=150)  # skewed, with mass near zero
         treated = base + effect + rng.normal(0, 0.15, size=150)
         result = paired_bootstrap(base, treated, n=2000, seed=trial)
         covered += result["low"] <= effect <= result["high"]
@@ -43,7 +43,7 @@ def test_sign_flip_test_finds_a_clear_effect_and_not_a_null_one():
     a = rng.random(200)
     assert sign_flip_pvalue(a, a + 0.1 + rng.normal(0, 0.05, 200)) < 0.001
     null_p = [sign_flip_pvalue(a, a + rng.normal(0, 0.1, 200), n=2000, seed=s) for s in range(200)]
-    assert 0.02 <= np.mean(np.array(null_p) < 0.05) <= 0.09   # about 5% false positives
+    assert 0.02 <= np.mean(np.array(null_p) < 0.05) <= 0.09  # about 5% false positives
 
 
 def test_win_tie_loss_counts_targets():

@@ -20,17 +20,36 @@ pytest.importorskip("trl")
 
 
 def write_recipe(root: Path, model: Path, **train) -> Path:
-    settings = {"base_model": str(model), "output_dir": str(root / "sft"), "learning_rate": 1.0e-2, "epochs": 6,
-                "per_device_batch_size": 2, "gradient_accumulation_steps": 1, "max_length": 8192,
-                "precision": "fp32", "warmup_ratio": 0.0, "lr_scheduler": "constant",
-                "lora": {"rank": 8, "alpha": 16, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"]},
-                **train}
+    settings = {
+        "base_model": str(model),
+        "output_dir": str(root / "sft"),
+        "learning_rate": 1.0e-2,
+        "epochs": 6,
+        "per_device_batch_size": 2,
+        "gradient_accumulation_steps": 1,
+        "max_length": 8192,
+        "precision": "fp32",
+        "warmup_ratio": 0.0,
+        "lr_scheduler": "constant",
+        "lora": {
+            "rank": 8,
+            "alpha": 16,
+            "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
+        },
+        **train,
+    }
     recipe = root / "recipe.yaml"
-    recipe.write_text(json.dumps({
-        "data": {"source": "world"}, "protocol": {"budget": 8, "abstract_words": 10},
-        # every flag-free demonstration: these tests need rows to train on, not a strict threshold
-        "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8, "keep_quantile": 1.0},
-        "train": settings}))  # JSON is YAML
+    recipe.write_text(
+        json.dumps(
+            {
+                "data": {"source": "world"},
+                "protocol": {"budget": 8, "abstract_words": 10},
+                # every flag-free demonstration: these tests need rows to train on, not a strict threshold
+                "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8, "keep_quantile": 1.0},
+                "train": settings,
+            }
+        )
+    )  # JSON is YAML
     return recipe
 
 
@@ -49,8 +68,17 @@ def sft_set(tmp_path_factory):
 
 
 def launch(recipe: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
-               str(ROOT / "train/sft.py"), str(recipe), *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--cpu",
+        "--num_processes",
+        "1",
+        str(ROOT / "train/sft.py"),
+        str(recipe),
+        *extra,
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
 
@@ -59,21 +87,33 @@ def test_accelerate_launch_trains_an_adapter_that_loads_and_changes_the_model(sf
     root, model, recipe = sft_set
     result = launch(recipe)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "is_gradient_checkpointing" not in result.stderr   # PEFT's deprecated read, silenced
+    assert "is_gradient_checkpointing" not in result.stderr  # PEFT's deprecated read, silenced
     manifest = json.loads((root / "sft" / "train_manifest.json").read_text())
-    for key in ("base_model", "tokenizer_hash", "chat_template_hash", "data", "hyperparameters", "software",
-                "git_commit", "final_loss", "losses"):
+    for key in (
+        "base_model",
+        "tokenizer_hash",
+        "chat_template_hash",
+        "data",
+        "hyperparameters",
+        "software",
+        "git_commit",
+        "final_loss",
+        "losses",
+    ):
         assert key in manifest, key
     rows = len((root / "distill" / "sft.jsonl").read_text().splitlines())
-    assert manifest["data"]["rows"] == rows > 0 and manifest["data"]["trained_tokens"] > 0 and manifest["data"]["sha256"]
+    assert (
+        manifest["data"]["rows"] == rows > 0 and manifest["data"]["trained_tokens"] > 0 and manifest["data"]["sha256"]
+    )
     assert manifest["hyperparameters"]["lora"]["rank"] == 8
     losses = manifest["losses"]
-    assert losses[-1] < losses[0] - 0.5, losses   # the action tokens are being learned
+    assert losses[-1] < losses[0] - 0.5, losses  # the action tokens are being learned
     adapter = root / "sft" / "adapter"
     config = json.loads((adapter / "adapter_config.json").read_text())
     assert config["r"] == 8 and not config.get("modules_to_save")
     assert not (adapter / "added_tokens.json").exists()
     from hindsight.policy.hf import HFPolicy
+
     policy = HFPolicy(str(model), adapter=str(adapter), max_new_tokens=4)
     assert policy.adapter_logit_change > 1e-4
 
@@ -113,7 +153,7 @@ def test_packing_is_refused_where_packed_sequences_see_each_other(sft_set, capsy
 
     root, model, recipe = sft_set
     tiny = AutoModelForCausalLM.from_pretrained(model).eval()
-    assert packed_logit_change(tiny, [], list(range(5, 40))) < 1e-5       # nothing packed before it: no change
+    assert packed_logit_change(tiny, [], list(range(5, 40))) < 1e-5  # nothing packed before it: no change
     assert packed_logit_change(tiny, list(range(100, 140)), list(range(5, 40))) > 0.01
     assert sft_main([str(recipe), "--set", "train.packing=true", "--set", f"train.output_dir={root / 'packed'}"]) == 2
     assert "train.packing: with attention 'sdpa' packed sequences see each other" in capsys.readouterr().err
@@ -129,8 +169,22 @@ def test_frozen_tokens_keep_their_embeddings_while_every_other_weight_trains(sft
 
     root, model, recipe = sft_set
     out, pattern = root / "frozen", "^Ġ[a-m]"
-    assert sft_main([str(recipe), "--set", "train.lora=null", "--set", f"train.frozen_tokens={pattern}",
-                     "--set", "train.epochs=1", "--set", f"train.output_dir={out}"]) == 0
+    assert (
+        sft_main(
+            [
+                str(recipe),
+                "--set",
+                "train.lora=null",
+                "--set",
+                f"train.frozen_tokens={pattern}",
+                "--set",
+                "train.epochs=1",
+                "--set",
+                f"train.output_dir={out}",
+            ]
+        )
+        == 0
+    )
     rows = frozen_rows(AutoTokenizer.from_pretrained(model), pattern)
     before = AutoModelForCausalLM.from_pretrained(model).get_input_embeddings().weight
     after = AutoModelForCausalLM.from_pretrained(out / "model").get_input_embeddings().weight
@@ -138,7 +192,7 @@ def test_frozen_tokens_keep_their_embeddings_while_every_other_weight_trains(sft
     assert 50 < len(rows) < len(others)
     assert torch.equal(before[rows], after[rows])
     moved = (before[others] - after[others]).abs().amax(dim=1) > 0
-    assert moved.float().mean() > 0.9   # through the tied LM head every other row gets a gradient
+    assert moved.float().mean() > 0.9  # through the tied LM head every other row gets a gradient
     assert json.loads((out / "train_manifest.json").read_text())["frozen_token_rows"] == len(rows)
 
 
@@ -146,12 +200,26 @@ def test_frozen_tokens_that_match_nothing_or_are_no_regex_are_refused(sft_set, t
     from hindsight.train.sft import main as sft_main
 
     root, model, recipe = sft_set
-    assert sft_main([str(recipe), "--set", "train.lora=null", "--set", "train.frozen_tokens=^no such token$",
-                     "--set", f"train.output_dir={tmp_path / 'none'}"]) == 2
+    assert (
+        sft_main(
+            [
+                str(recipe),
+                "--set",
+                "train.lora=null",
+                "--set",
+                "train.frozen_tokens=^no such token$",
+                "--set",
+                f"train.output_dir={tmp_path / 'none'}",
+            ]
+        )
+        == 2
+    )
     assert "matches no token" in capsys.readouterr().err
-    for settings, message in [({"lora": None, "frozen_tokens": "(unclosed"}, "is not a regular expression"),
-                              ({"frozen_tokens": "^a"}, "is for full fine-tuning"),
-                              ({"lora": None, "frozen_tokens": "^a", "weight_decay": 0.1}, "needs weight_decay 0")]:
+    for settings, message in [
+        ({"lora": None, "frozen_tokens": "(unclosed"}, "is not a regular expression"),
+        ({"frozen_tokens": "^a"}, "is for full fine-tuning"),
+        ({"lora": None, "frozen_tokens": "^a", "weight_decay": 0.1}, "needs weight_decay 0"),
+    ]:
         with pytest.raises(ConfigError, match=message):
             TrainConfig.from_recipe(load_recipe(write_recipe(tmp_path, tmp_path, **settings)))
 
@@ -162,8 +230,16 @@ def test_frozen_rows_get_no_gradient_in_an_untied_lm_head_either():
 
     from hindsight.train.freeze import freeze_token_rows
 
-    config = Qwen3Config(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         num_key_value_heads=1, head_dim=8, tie_word_embeddings=False)
+    config = Qwen3Config(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        tie_word_embeddings=False,
+    )
     model = Qwen3ForCausalLM(config)
     assert model.get_input_embeddings().weight is not model.get_output_embeddings().weight
     freeze_token_rows(model, [3, 5])
@@ -183,23 +259,28 @@ def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_wa
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = SFTConfig(output_dir=str(tmp_path), report_to=[], **precision_flags("fp32"),
-                         **checkpointing_flag(SFTConfig, enabled))
+        args = SFTConfig(
+            output_dir=str(tmp_path), report_to=[], **precision_flags("fp32"), **checkpointing_flag(SFTConfig, enabled)
+        )
     assert args.gradient_checkpointing is enabled
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 3, 8])
 @pytest.mark.parametrize("per_device", [1, 2, 4])
 def test_repeated_examples_counts_what_accelerates_sharded_sampler_shows_twice(world_size, per_device):
+    from accelerate.data_loader import BatchSamplerShard
     from torch.utils.data import BatchSampler, SequentialSampler
 
-    from accelerate.data_loader import BatchSamplerShard
     from hindsight.trainer_args import repeated_examples
 
     for examples in range(1, 20):
         batches = BatchSampler(SequentialSampler(range(examples)), per_device, drop_last=False)
-        shown = [i for rank in range(world_size)
-                 for batch in BatchSamplerShard(batches, world_size, rank, even_batches=True) for i in batch]
+        shown = [
+            i
+            for rank in range(world_size)
+            for batch in BatchSamplerShard(batches, world_size, rank, even_batches=True)
+            for i in batch
+        ]
         assert sorted(set(shown)) == list(range(examples))
         assert repeated_examples(examples, per_device, world_size) == len(shown) - examples
 
@@ -243,7 +324,9 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     root, _, recipe = sft_set
     sets = ["train.save_every=2", "train.epochs=2"]
     unbroken, broken = root / "unbroken", root / "broken"
-    assert sft_main([str(recipe), *(f for s in sets for f in ("--set", s)), "--set", f"train.output_dir={unbroken}"]) == 0
+    assert (
+        sft_main([str(recipe), *(f for s in sets for f in ("--set", s)), "--set", f"train.output_dir={unbroken}"]) == 0
+    )
     loaded = load_recipe(recipe, [*sets, f"train.output_dir={broken}"])
     with pytest.raises(Crash):
         train(loaded, TrainConfig.from_recipe(loaded), callbacks=(_crash_at_step_three(),))
@@ -251,7 +334,7 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     counted = CountSteps()
     manifest = train(loaded, TrainConfig.from_recipe(loaded), callbacks=(counted,))
     assert manifest["resumed_from"] == "checkpoint-2" and manifest["steps"] > 3
-    assert counted.steps == manifest["steps"] - 2   # the two checkpointed steps were not run again
+    assert counted.steps == manifest["steps"] - 2  # the two checkpointed steps were not run again
     assert json.loads((unbroken / "train_manifest.json").read_text())["resumed_from"] is None
     assert not checkpoints(broken) and not checkpoints(unbroken)
     a, b = _adapter_weights(unbroken), _adapter_weights(broken)
@@ -267,8 +350,20 @@ def test_checkpoints_of_a_training_with_other_settings_are_not_resumed(sft_set, 
     loaded = load_recipe(recipe, ["train.save_every=2", f"train.output_dir={out}"])
     with pytest.raises(Crash):
         train(loaded, TrainConfig.from_recipe(loaded), callbacks=(_crash_at_step_three(),))
-    assert sft_main([str(recipe), "--set", "train.save_every=2", "--set", f"train.output_dir={out}",
-                     "--set", "train.learning_rate=0.5"]) != 0
+    assert (
+        sft_main(
+            [
+                str(recipe),
+                "--set",
+                "train.save_every=2",
+                "--set",
+                f"train.output_dir={out}",
+                "--set",
+                "train.learning_rate=0.5",
+            ]
+        )
+        != 0
+    )
     error = capsys.readouterr().err
     assert "train.learning_rate" in error and "checkpoint-*" in error and str(out) in error
-    assert (out / "checkpoint-2" / "trainer_state.json").is_file()   # nothing was lost
+    assert (out / "checkpoint-2" / "trainer_state.json").is_file()  # nothing was lost

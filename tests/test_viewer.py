@@ -28,13 +28,32 @@ def episode(i: int, run: str) -> dict | None:
     steps = [{"tool": "search_papers", "args": {"query": f"query {i} {run}"}, "returned_ids": returned}]
     if status == "malformed":
         steps.append({"tool": "<malformed>", "args": None, "raw": "I think the answer is", "error": "no tool call"})
-    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "brief"},
-                {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
-                    "name": "search_papers", "arguments": {"query": f"query {i} {run}"}}}]},
-                {"role": "tool", "tool_call_id": "c0", "content": json.dumps({"results": results})}]
-    return {"instance_id": f"t{i}", "policy": run, "status": status, "calls": len(steps) + 1, "steps": steps,
-            "error": "the policy crashed" if status == "error" else None, "messages": messages,
-            "submission": [{"id": pid, "rationale": "close"} for pid in returned] if status == "submitted" else []}
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "brief"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": "search_papers", "arguments": {"query": f"query {i} {run}"}},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": json.dumps({"results": results})},
+    ]
+    return {
+        "instance_id": f"t{i}",
+        "policy": run,
+        "status": status,
+        "calls": len(steps) + 1,
+        "steps": steps,
+        "error": "the policy crashed" if status == "error" else None,
+        "messages": messages,
+        "submission": [{"id": pid, "rationale": "close"} for pid in returned] if status == "submitted" else [],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +78,9 @@ def test_every_target_gets_an_index_row_and_a_page_of_its_own(site):
     assert [row["id"] for row in rows] == [f"t{i}" for i in range(N)]
     assert sorted(p.name for p in (data / "targets").iterdir()) == sorted(f"{i}.js" for i in range(N))
     wins = sum(row["outcome"] == "win" for row in rows)
-    assert wins == sum(s["ndcg10"] > b["ndcg10"] for b, s in zip(report["per_target"]["base"], report["per_target"]["sft"]))
+    assert wins == sum(
+        s["ndcg10"] > b["ndcg10"] for b, s in zip(report["per_target"]["base"], report["per_target"]["sft"])
+    )
     page = json.loads((data / "targets" / "7.js").read_text().split(" = ", 1)[1].rstrip(";\n"))
     assert page["runs"]["sft"]["status"] == "missing" and page["runs"]["sft"]["steps"] == []
     assert page["evaluator"]["target"]["id"] == "2404.00008"  # evaluator-only fields sit under "evaluator"
@@ -67,18 +88,29 @@ def test_every_target_gets_an_index_row_and_a_page_of_its_own(site):
 
 # ---- in a real browser --------------------------------------------------------------------------
 
+
 def chromium():
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
     binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not binary or not driver:
-        pytest.skip("no browser: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)")
+        pytest.skip(
+            "no browser: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+        )
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(driver), options=options)
@@ -105,8 +137,10 @@ def open_index(browser, index: Path):
 def rows(browser) -> list[list[str]]:
     from selenium.webdriver.common.by import By
 
-    return [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
-            for row in browser.find_elements(By.CSS_SELECTOR, "#targets tbody tr")]
+    return [
+        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        for row in browser.find_elements(By.CSS_SELECTOR, "#targets tbody tr")
+    ]
 
 
 def column(browser, label: str) -> int:
@@ -139,7 +173,7 @@ def test_sorting_by_a_column_orders_the_rows(site, browser):
     header = browser.find_elements(By.CSS_SELECTOR, "#targets th")[column(browser, "sft nDCG@10")]
     header.click()  # numbers sort high to low first
     values = [float(row[column(browser, "sft nDCG@10")]) for row in rows(browser)]
-    best = sorted((s["ndcg10"] for s in report["per_target"]["sft"]), reverse=True)[:len(values)]
+    best = sorted((s["ndcg10"] for s in report["per_target"]["sft"]), reverse=True)[: len(values)]
     assert values == pytest.approx(best, abs=1e-3)
     header.click()
     values = [float(row[column(browser, "sft nDCG@10")]) for row in rows(browser)]

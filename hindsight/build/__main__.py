@@ -1,8 +1,8 @@
 """python -m hindsight.build: benchmarks from your own targets (see hindsight.build.builder).
 
-    python -m hindsight.build run build.yaml --out data/my-benchmark [--price-as openai/gpt-4.1]
-    python -m hindsight.build verify data/my-benchmark
-    python -m hindsight.build from-deepscholar ../shared/data/deepscholar-bench --out inputs/
+python -m hindsight.build run build.yaml --out data/my-benchmark [--price-as openai/gpt-4.1]
+python -m hindsight.build verify data/my-benchmark
+python -m hindsight.build from-deepscholar ../shared/data/deepscholar-bench --out inputs/
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hindsight.build", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m hindsight.build", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="build (or resume building) a benchmark")
     run.add_argument("config", type=Path)
@@ -54,22 +55,30 @@ def run_build(args) -> int:
     path = build(load_build_config(args.config), args.out)
     manifest = json.loads(path.read_text())
     counts = manifest["counts"]
-    print(f"{counts['instances']} instances from {counts['targets']} targets "
-          f"({', '.join(f'{s} {len(ids)}' for s, ids in manifest['splits'].items())}); {len(manifest['flagged'])} flagged")
+    print(
+        f"{counts['instances']} instances from {counts['targets']} targets "
+        f"({', '.join(f'{s} {len(ids)}' for s, ids in manifest['splits'].items())}); {len(manifest['flagged'])} flagged"
+    )
     for reason, n in counts["excluded"].items():
         print(f"  excluded: {n} × {reason}")
-    print(f"labels: {counts['labels']} ({', '.join(f'{t} {n}' for t, n in sorted(counts['tiers'].items()))}); "
-          f"judge replies with problems: {counts['judge_replies_with_problems']}; votes missing: {counts['votes_missing']}")
+    print(
+        f"labels: {counts['labels']} ({', '.join(f'{t} {n}' for t, n in sorted(counts['tiers'].items()))}); "
+        f"judge replies with problems: {counts['judge_replies_with_problems']}; votes missing: {counts['votes_missing']}"
+    )
     for model, calls in manifest["calls_this_run"].items():
-        print(f"  {model}: {calls['requests']} requests, {calls['cached']} cached, {calls['failed']} failed, "
-              f"{calls['prompt_tokens']:,} + {calls['completion_tokens']:,} tokens, ${calls['cost_usd']:.4f}")
+        print(
+            f"  {model}: {calls['requests']} requests, {calls['cached']} cached, {calls['failed']} failed, "
+            f"{calls['prompt_tokens']:,} + {calls['completion_tokens']:,} tokens, ${calls['cost_usd']:.4f}"
+        )
     report = DataReport(**{k: v for k, v in manifest["data_report"].items() if k in ("openness", "warnings")})
     print("\n".join(line for line in report.summary().splitlines() if line.startswith(("split", "warning", "  merge"))))
     if args.price_as:
         cost = estimate_cost(manifest, args.price_as)
         each = f"${cost['per_instance_usd']:.4f} an instance" if cost["per_instance_usd"] is not None else "no instance"
-        print(f"at {cost['model']}'s price: ${cost['total_usd']:.4f} in all, ${cost['per_target_usd']:.4f} a target, "
-              f"{each} ({cost['prompt_tokens']:,} prompt + {cost['completion_tokens']:,} completion tokens)")
+        print(
+            f"at {cost['model']}'s price: ${cost['total_usd']:.4f} in all, ${cost['per_target_usd']:.4f} a target, "
+            f"{each} ({cost['prompt_tokens']:,} prompt + {cost['completion_tokens']:,} completion tokens)"
+        )
     print(f"wrote {path.parent}/instances.jsonl, corpus.jsonl, graded.jsonl and manifest.json")
     return 0
 

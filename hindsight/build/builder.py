@@ -44,12 +44,13 @@ MIN_LABELS = 2
 @dataclass
 class Calls:
     """One model's requests: how many, answered from the cache, failed, their tokens and cost."""
+
     requests: int = 0
     cached: int = 0
     failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0          # requests actually sent, where litellm knows the price
+    cost_usd: float = 0.0  # requests actually sent, where litellm knows the price
     failures: Counter = field(default_factory=Counter)
 
     def add(self, other: dict) -> None:
@@ -67,11 +68,19 @@ class Caller:
         self.concurrency = config.concurrency
         self._completers: dict[ModelSpec, Completer] = {}
         for spec in (*config.judges, config.generator, config.auditor):
-            self._completers.setdefault(spec, Completer(api_key=spec.api_key, max_retries=spec.max_retries,
-                                                        timeout_s=spec.timeout_s, cache_dir=config.cache_dir))
+            self._completers.setdefault(
+                spec,
+                Completer(
+                    api_key=spec.api_key,
+                    max_retries=spec.max_retries,
+                    timeout_s=spec.timeout_s,
+                    cache_dir=config.cache_dir,
+                ),
+            )
 
     def run(self, jobs: list[tuple[ModelSpec, dict]]) -> list[tuple[str | None, str | None, dict]]:
         """(text, failure, accounting) per job, in order."""
+
         async def every():
             gate = asyncio.Semaphore(self.concurrency)
             return await asyncio.gather(*(self._completers[spec].complete(gate, request) for spec, request in jobs))
@@ -82,16 +91,22 @@ class Caller:
             text = None
             if data is not None:
                 text = ((data.get("choices") or [{}])[0].get("message") or {}).get("content")
-            account = {"requests": 1, "cached": int(data is not None and attempts == 0), "failed": int(failure is not None),
-                       "prompt_tokens": usage.get("prompt_tokens") or 0, "completion_tokens": usage.get("completion_tokens") or 0,
-                       "cost_usd": ((data or {}).get("_cost_usd") or 0.0) if attempts else 0.0,
-                       "failures": {failure[:80]: 1} if failure else {}}
+            account = {
+                "requests": 1,
+                "cached": int(data is not None and attempts == 0),
+                "failed": int(failure is not None),
+                "prompt_tokens": usage.get("prompt_tokens") or 0,
+                "completion_tokens": usage.get("completion_tokens") or 0,
+                "cost_usd": ((data or {}).get("_cost_usd") or 0.0) if attempts else 0.0,
+                "failures": {failure[:80]: 1} if failure else {},
+            }
             results.append((text, failure, account))
         return results
 
 
-def eligible_references(target: Paper, references: list[Reference], papers: dict[str, Paper],
-                        config: BuildConfig) -> tuple[list[tuple[Reference, Paper]], Counter]:
+def eligible_references(
+    target: Paper, references: list[Reference], papers: dict[str, Paper], config: BuildConfig
+) -> tuple[list[tuple[Reference, Paper]], Counter]:
     cutoff = months_before(target.date, config.cutoff_months)
     oldest = months_before(target.date, 12 * config.max_age_years)
     eligible, excluded = [], Counter()
@@ -110,7 +125,9 @@ def eligible_references(target: Paper, references: list[Reference], papers: dict
     return eligible, excluded
 
 
-def jobs_for(target: Paper, eligible: list[tuple[Reference, Paper]], config: BuildConfig) -> list[tuple[ModelSpec, dict]]:
+def jobs_for(
+    target: Paper, eligible: list[tuple[Reference, Paper]], config: BuildConfig
+) -> list[tuple[ModelSpec, dict]]:
     """The first requests of a target: every judge (when there is anything to grade), two briefs."""
     jobs = [(judge, judge_request(judge, target, eligible)) for judge in config.judges] if eligible else []
     return jobs + [(config.generator, brief_request(config.generator, target, terse)) for terse in (False, True)]
@@ -130,26 +147,47 @@ def grade(eligible, judge_replies, config: BuildConfig) -> tuple[list[Label], li
     labels, graded = [], []
     for (reference, paper), votes in zip(eligible, votes_by_ref):
         agreed = consensus(votes)
-        graded.append({"id": paper.id, "votes": [dataclasses.asdict(vote) for vote in votes],
-                       "consensus": dataclasses.asdict(agreed) if agreed else None})
+        graded.append(
+            {
+                "id": paper.id,
+                "votes": [dataclasses.asdict(vote) for vote in votes],
+                "consensus": dataclasses.asdict(agreed) if agreed else None,
+            }
+        )
         if agreed is None or agreed.tier == "T0":
             continue
-        labels.append(Label(id=paper.id, tier=agreed.tier, role=agreed.role, gain=DEFAULT_GAINS[(agreed.role, agreed.tier)],
-                            title=paper.title, abstract=paper.abstract, date=paper.date))
+        labels.append(
+            Label(
+                id=paper.id,
+                tier=agreed.tier,
+                role=agreed.role,
+                gain=DEFAULT_GAINS[(agreed.role, agreed.tier)],
+                title=paper.title,
+                abstract=paper.abstract,
+                date=paper.date,
+            )
+        )
     labels.sort(key=lambda label: (-label.gain, label.id))
     return labels[:MAX_LABELS], graded, {model: found for model, found in problems.items() if found}
 
 
 def finish_target(target: Paper, eligible, excluded: Counter, first: list, audit, config: BuildConfig) -> dict:
     """The done-record of one target: its instance (or why there is none) and the evidence."""
-    judge_replies, (detailed_reply, terse_reply) = first[:len(first) - 2], first[-2:]
+    judge_replies, (detailed_reply, terse_reply) = first[: len(first) - 2], first[-2:]
     labels, graded, judge_problems = grade(eligible, judge_replies, config)
     detailed, brief_problem = parse_brief(detailed_reply[0]) if not detailed_reply[1] else (None, detailed_reply[1])
     terse, _ = parse_brief(terse_reply[0], minimum_words=15) if not terse_reply[1] else (None, terse_reply[1])
-    record = {"target": target.id, "references": len(eligible) + sum(excluded.values()), "eligible": len(eligible),
-              "excluded_references": dict(excluded), "graded": graded, "judge_problems": judge_problems,
-              "votes_missing": len(config.judges) * len(eligible) - sum(len(item["votes"]) for item in graded),
-              "instance": None, "excluded": None}
+    record = {
+        "target": target.id,
+        "references": len(eligible) + sum(excluded.values()),
+        "eligible": len(eligible),
+        "excluded_references": dict(excluded),
+        "graded": graded,
+        "judge_problems": judge_problems,
+        "votes_missing": len(config.judges) * len(eligible) - sum(len(item["votes"]) for item in graded),
+        "instance": None,
+        "excluded": None,
+    }
     if detailed is None:
         record["excluded"] = f"no brief: {brief_problem}"
         return record
@@ -162,13 +200,30 @@ def finish_target(target: Paper, eligible, excluded: Counter, first: list, audit
     overlap = title_overlap(target.title, detailed)
     agreement = {item["id"]: item["consensus"] for item in graded if item["consensus"]}
     instance = Instance(
-        id=f"{config.id_prefix}-{target.id}", split="train", brief=detailed, cutoff=months_before(target.date, config.cutoff_months),
-        target=Target(id=target.id, title=target.title, date=target.date), labels=tuple(labels),
+        id=f"{config.id_prefix}-{target.id}",
+        split="train",
+        brief=detailed,
+        cutoff=months_before(target.date, config.cutoff_months),
+        target=Target(id=target.id, title=target.title, date=target.date),
+        labels=tuple(labels),
         brief_terse=remove_names(terse, target.title) if terse else None,
-        audit={"flagged": flagged, "identity": identity or {"failed": audit_problem}, "title_overlap": round(overlap, 3),
-               "title_overlap_flag": overlap > config.overlap_flag, "source": "build",
-               "labels": [{"id": label.id, "agreement": agreement[label.id]["agreement"], "votes": agreement[label.id]["votes"],
-                           "rationale": agreement[label.id]["rationale"]} for label in labels]})
+        audit={
+            "flagged": flagged,
+            "identity": identity or {"failed": audit_problem},
+            "title_overlap": round(overlap, 3),
+            "title_overlap_flag": overlap > config.overlap_flag,
+            "source": "build",
+            "labels": [
+                {
+                    "id": label.id,
+                    "agreement": agreement[label.id]["agreement"],
+                    "votes": agreement[label.id]["votes"],
+                    "rationale": agreement[label.id]["rationale"],
+                }
+                for label in labels
+            ],
+        },
+    )
     record["instance"] = instance.to_dict()
     return record
 
@@ -180,8 +235,10 @@ def check_settings(path: Path, config: BuildConfig) -> None:
         before = json.loads(path.read_text())
         changed = sorted(key for key in set(before) | set(settings) if before.get(key) != settings.get(key))
         if changed:
-            raise ValueError(f"{path.parent.parent}: started with other settings ({', '.join(changed)} differ); "
-                             f"build into a new folder, or delete {path.parent} to start again")
+            raise ValueError(
+                f"{path.parent.parent}: started with other settings ({', '.join(changed)} differ); "
+                f"build into a new folder, or delete {path.parent} to start again"
+            )
     else:
         path.write_text(json.dumps(settings, indent=2) + "\n")
 
@@ -212,32 +269,41 @@ def build(config: BuildConfig, out_dir: str | Path, progress: bool = True) -> Pa
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
     say(f"build: {len(targets)} targets, {len(done)} done before, {len(todo)} to do")
     for start in range(0, len(todo), config.chunk_targets):
-        chunk = todo[start:start + config.chunk_targets]
+        chunk = todo[start : start + config.chunk_targets]
         eligible = {t.id: eligible_references(t, bibliographies.get(t.id, []), papers, config) for t in chunk}
         jobs = [jobs_for(t, eligible[t.id][0], config) for t in chunk]
         replies = caller.run([job for target_jobs in jobs for job in target_jobs])
         first, position = {}, 0
         for target, target_jobs in zip(chunk, jobs):
-            first[target.id] = replies[position:position + len(target_jobs)]
+            first[target.id] = replies[position : position + len(target_jobs)]
             position += len(target_jobs)
             account(calls, target_jobs, first[target.id])
         briefs = {t.id: parse_brief(first[t.id][-2][0])[0] for t in chunk if not first[t.id][-2][1]}
         audited = [t for t in chunk if briefs.get(t.id)]
-        audit_jobs = [(config.auditor, audit_request(config.auditor, remove_names(briefs[t.id], t.title))) for t in audited]
+        audit_jobs = [
+            (config.auditor, audit_request(config.auditor, remove_names(briefs[t.id], t.title))) for t in audited
+        ]
         audits = dict(zip((t.id for t in audited), caller.run(audit_jobs)))
         account(calls, audit_jobs, list(audits.values()))
         with open(done_path, "a", encoding="utf-8") as handle:
             for target in chunk:
-                record = finish_target(target, *eligible[target.id], first[target.id],
-                                       audits.get(target.id, (None, "no brief to audit", {})), config)
+                record = finish_target(
+                    target,
+                    *eligible[target.id],
+                    first[target.id],
+                    audits.get(target.id, (None, "no brief to audit", {})),
+                    config,
+                )
                 record["tokens"] = tokens_of(first[target.id] + ([audits[target.id]] if target.id in audits else []))
                 done[target.id] = record
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        say(f"build: {len(done)}/{len(targets)} targets, {sum(r['instance'] is not None for r in done.values())} "
+        say(
+            f"build: {len(done)}/{len(targets)} targets, {sum(r['instance'] is not None for r in done.values())} "
             f"instances; this run {sum(c.requests for c in calls.values())} requests "
-            f"({sum(c.cached for c in calls.values())} cached, {sum(c.failed for c in calls.values())} failed)")
+            f"({sum(c.cached for c in calls.values())} cached, {sum(c.failed for c in calls.values())} failed)"
+        )
     return write_release(config, out, targets, papers, done, calls)
 
 
@@ -247,12 +313,19 @@ def account(calls: dict[str, Calls], jobs, replies) -> None:
 
 
 def tokens_of(replies) -> dict:
-    return {"prompt": sum(r[2]["prompt_tokens"] for r in replies), "completion": sum(r[2]["completion_tokens"] for r in replies)}
+    return {
+        "prompt": sum(r[2]["prompt_tokens"] for r in replies),
+        "completion": sum(r[2]["completion_tokens"] for r in replies),
+    }
 
 
 def load_corpus_papers(config: BuildConfig, targets: list[Paper]) -> dict[str, Paper]:
-    papers, _ = load_papers(config.corpus, date_field=config.corpus_date_field, format=config.corpus_format,
-                            categories=config.corpus_categories)
+    papers, _ = load_papers(
+        config.corpus,
+        date_field=config.corpus_date_field,
+        format=config.corpus_format,
+        categories=config.corpus_categories,
+    )
     if config.cited_papers:
         cited, _ = load_papers(config.cited_papers)
         papers, _ = merge_papers(cited, papers)
@@ -260,8 +333,14 @@ def load_corpus_papers(config: BuildConfig, targets: list[Paper]) -> dict[str, P
     return {paper.id: paper for paper in merged}
 
 
-def write_release(config: BuildConfig, out: Path, targets: list[Paper], papers: dict[str, Paper],
-                  done: dict[str, dict], calls: dict[str, Calls]) -> Path:
+def write_release(
+    config: BuildConfig,
+    out: Path,
+    targets: list[Paper],
+    papers: dict[str, Paper],
+    done: dict[str, dict],
+    calls: dict[str, Calls],
+) -> Path:
     from hindsight.provenance import git_commit
 
     instances = [Instance.from_dict(done[t.id]["instance"]) for t in targets if done[t.id]["instance"]]
@@ -274,22 +353,34 @@ def write_release(config: BuildConfig, out: Path, targets: list[Paper], papers: 
     write_lines(out / "graded.jsonl", (done[t.id] for t in targets))
     excluded = Counter(done[t.id]["excluded"] for t in targets if done[t.id]["excluded"])
     excluded.update(report.excluded.values())
-    tokens = {"prompt": sum(done[t.id]["tokens"]["prompt"] for t in targets),
-              "completion": sum(done[t.id]["tokens"]["completion"] for t in targets)}
+    tokens = {
+        "prompt": sum(done[t.id]["tokens"]["prompt"] for t in targets),
+        "completion": sum(done[t.id]["tokens"]["completion"] for t in targets),
+    }
     manifest = {
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(),
         "settings": config.settings(),
-        "models": {"judges": [judge.model for judge in config.judges], "generator": config.generator.model,
-                   "auditor": config.auditor.model},
+        "models": {
+            "judges": [judge.model for judge in config.judges],
+            "generator": config.generator.model,
+            "auditor": config.auditor.model,
+        },
         "splits": {split: [i.id for i in kept if i.split == split] for split in ("train", "dev", "eval")},
         "flagged": [i.id for i in kept if i.audit.get("flagged")],
-        "counts": {"targets": len(targets), "instances": len(kept), "excluded": dict(excluded),
-                   "labels": sum(len(i.labels) for i in kept),
-                   "tiers": dict(Counter(label.tier for i in kept for label in i.labels)),
-                   "judge_replies_with_problems": sum(len(done[t.id]["judge_problems"]) for t in targets),
-                   "votes_missing": sum(done[t.id]["votes_missing"] for t in targets)},
+        "counts": {
+            "targets": len(targets),
+            "instances": len(kept),
+            "excluded": dict(excluded),
+            "labels": sum(len(i.labels) for i in kept),
+            "tiers": dict(Counter(label.tier for i in kept for label in i.labels)),
+            "judge_replies_with_problems": sum(len(done[t.id]["judge_problems"]) for t in targets),
+            "votes_missing": sum(done[t.id]["votes_missing"] for t in targets),
+        },
         "tokens_all_targets": tokens,
-        "calls_this_run": {model: {**dataclasses.asdict(c), "failures": dict(c.failures)} for model, c in calls.items()},
+        "calls_this_run": {
+            model: {**dataclasses.asdict(c), "failures": dict(c.failures)} for model, c in calls.items()
+        },
         "data_report": report.to_dict(),
         "files": {name: sha256_file(out / name) for name in ("instances.jsonl", "corpus.jsonl", "graded.jsonl")},
     }
@@ -310,15 +401,20 @@ def verify_release(folder: str | Path) -> list[str]:
     """What does not match the manifest: a file's sha256, or the split lists."""
     folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text())
-    problems = [f"{name}: sha256 {sha256_file(folder / name)[:12]}… is not the manifest's {digest[:12]}…"
-                for name, digest in manifest["files"].items()
-                if not (folder / name).exists() or sha256_file(folder / name) != digest]
+    problems = [
+        f"{name}: sha256 {sha256_file(folder / name)[:12]}… is not the manifest's {digest[:12]}…"
+        for name, digest in manifest["files"].items()
+        if not (folder / name).exists() or sha256_file(folder / name) != digest
+    ]
     if not problems:
         splits: dict[str, list[str]] = {"train": [], "dev": [], "eval": []}
         for _, record, _ in read_jsonl(folder / "instances.jsonl"):
             splits[record["split"]].append(record["id"])
-        problems += [f"split {name}: instances.jsonl lists other ids than the manifest"
-                     for name in splits if splits[name] != manifest["splits"][name]]
+        problems += [
+            f"split {name}: instances.jsonl lists other ids than the manifest"
+            for name in splits
+            if splits[name] != manifest["splits"][name]
+        ]
     return problems
 
 
@@ -328,14 +424,20 @@ def estimate_cost(manifest: dict, model: str) -> dict:
 
     tokens = manifest["tokens_all_targets"]
     try:
-        prompt_usd, completion_usd = litellm.cost_per_token(model=model, prompt_tokens=tokens["prompt"],
-                                                            completion_tokens=tokens["completion"])
+        prompt_usd, completion_usd = litellm.cost_per_token(
+            model=model, prompt_tokens=tokens["prompt"], completion_tokens=tokens["completion"]
+        )
     except Exception:  # litellm raises its own kinds for a model it cannot map
         prompt_usd = completion_usd = 0.0
     targets, instances = manifest["counts"]["targets"], manifest["counts"]["instances"]
     total = prompt_usd + completion_usd
     if total == 0 and tokens["prompt"] + tokens["completion"] > 0:
         raise ValueError(f"no price for {model!r} in litellm's price table; name a model it lists (litellm.model_cost)")
-    return {"model": model, "prompt_tokens": tokens["prompt"], "completion_tokens": tokens["completion"],
-            "total_usd": total, "per_target_usd": total / max(1, targets),
-            "per_instance_usd": total / instances if instances else None}
+    return {
+        "model": model,
+        "prompt_tokens": tokens["prompt"],
+        "completion_tokens": tokens["completion"],
+        "total_usd": total,
+        "per_target_usd": total / max(1, targets),
+        "per_instance_usd": total / instances if instances else None,
+    }

@@ -1,11 +1,11 @@
 """The builder's settings: one YAML file, read into typed configs that reject unknown keys.
 
-    targets: targets.jsonl            # {id, title, abstract, date}, one target a line
-    bibliographies: refs.jsonl        # {target, references: [{id, context?}]}
-    corpus: arxiv-metadata-oai-snapshot.json
-    judges: [openai/gpt-4.1, {model: openai/qwen, api_base: "http://127.0.0.1:8000/v1"}]
-    generator: openai/gpt-4.1
-    auditor: openai/gpt-4.1-mini
+targets: targets.jsonl            # {id, title, abstract, date}, one target a line
+bibliographies: refs.jsonl        # {target, references: [{id, context?}]}
+corpus: arxiv-metadata-oai-snapshot.json
+judges: [openai/gpt-4.1, {model: openai/qwen, api_base: "http://127.0.0.1:8000/v1"}]
+generator: openai/gpt-4.1
+auditor: openai/gpt-4.1-mini
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from hindsight.corpus import CORPUS_FORMATS
 
 @dataclass(frozen=True)
 class ModelSpec:
-    model: str                       # any litellm model string
+    model: str  # any litellm model string
     api_base: str | None = None
-    api_key: str | None = None       # a local server's; providers' keys come from the environment
+    api_key: str | None = None  # a local server's; providers' keys come from the environment
     timeout_s: float = 120.0
     max_retries: int = 3
     max_tokens: int = 1200
@@ -48,14 +48,14 @@ class BuildConfig:
     corpus_date_field: str = "date"
     corpus_categories: tuple[str, ...] = ()
     id_prefix: str = "build"
-    cutoff_months: int = 3           # cutoff = the target's first-posted date minus this
-    max_age_years: int = 4           # references older than this before the target are not graded
-    flag_confidence: float = 0.5     # an identity guess at least this confident flags the instance
-    overlap_flag: float = 0.5        # recorded beside the audit; does not flag on its own
+    cutoff_months: int = 3  # cutoff = the target's first-posted date minus this
+    max_age_years: int = 4  # references older than this before the target are not graded
+    flag_confidence: float = 0.5  # an identity guess at least this confident flags the instance
+    overlap_flag: float = 0.5  # recorded beside the audit; does not flag on its own
     split_shares: tuple[float, ...] = (0.7, 0.1)  # train, dev by target date; the rest is eval
     concurrency: int = 8
-    chunk_targets: int = 16          # targets finished and written together (the unit a rerun resumes from)
-    cache_dir: str | None = None     # reply cache (default: $HINDSIGHT_CACHE/responses)
+    chunk_targets: int = 16  # targets finished and written together (the unit a rerun resumes from)
+    cache_dir: str | None = None  # reply cache (default: $HINDSIGHT_CACHE/responses)
     path: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -101,8 +101,9 @@ def load_build_config(path: str | Path, overrides: dict | None = None) -> BuildC
         raise ConfigError(f"{path}: judges: expected a list of models")
     models["judges"] = tuple(_model(judge, f"{path}: judges[{i}]") for i, judge in enumerate(judges))
     placeholder = ModelSpec(model="")
-    config = from_mapping(BuildConfig, {**raw, "judges": (placeholder,), "generator": placeholder,
-                                        "auditor": placeholder}, str(path))
+    config = from_mapping(
+        BuildConfig, {**raw, "judges": (placeholder,), "generator": placeholder, "auditor": placeholder}, str(path)
+    )
     for key in ("targets", "bibliographies", "corpus", "cited_papers", "cache_dir"):
         if getattr(config, key) is not None:
             value = Path(getattr(config, key))

@@ -25,8 +25,8 @@ class Vote:
 class Consensus:
     tier: str
     role: str
-    agreement: int    # votes that gave the consensus tier
-    votes: int        # valid votes
+    agreement: int  # votes that gave the consensus tier
+    votes: int  # valid votes
     rationale: str
 
 
@@ -37,7 +37,7 @@ def _json_block(text: str, opening: str, closing: str):
     if start < 0 or end < start:
         raise ValueError(f"no JSON {'array' if opening == '[' else 'object'} in the reply")
     try:
-        return json.loads(body[start:end + 1])
+        return json.loads(body[start : end + 1])
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
 
@@ -120,8 +120,15 @@ def parse_guess(text: str | None) -> tuple[dict | None, str | None]:
     if not isinstance(record, dict):
         return None, "the reply is not a JSON object"
     guess, confidence = record.get("guess", ""), record.get("confidence")
-    if not isinstance(guess, str) or isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
-            or not 0 <= confidence <= 1:
+    if (
+        not isinstance(guess, str)
+        or isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 <= confidence <= 1
+    ):
         return None, f"guess {guess!r} or confidence {confidence!r} unusable"
-    return {"guess": " ".join(guess.split()), "confidence": float(confidence),
-            "rationale": " ".join(str(record.get("rationale", "")).split())}, None
+    return {
+        "guess": " ".join(guess.split()),
+        "confidence": float(confidence),
+        "rationale": " ".join(str(record.get("rationale", "")).split()),
+    }, None

@@ -57,16 +57,25 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _request(spec: ModelSpec, system: str, user: str) -> dict:
-    return {"model": spec.model, "api_base": spec.api_base, "temperature": 0.0, "max_tokens": spec.max_tokens,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    return {
+        "model": spec.model,
+        "api_base": spec.api_base,
+        "temperature": 0.0,
+        "max_tokens": spec.max_tokens,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
 
 
 def judge_request(spec: ModelSpec, target: Paper, references: list[tuple[Reference, Paper]]) -> dict:
-    lines = [f"TARGET\ntitle: {target.title}\nabstract: {_clip(target.abstract, TARGET_ABSTRACT_CHARS)}\n",
-             "REFERENCES"]
+    lines = [
+        f"TARGET\ntitle: {target.title}\nabstract: {_clip(target.abstract, TARGET_ABSTRACT_CHARS)}\n",
+        "REFERENCES",
+    ]
     for index, (reference, paper) in enumerate(references):
-        lines.append(f"[{index}] {paper.id} ({paper.date.isoformat()}) {paper.title}\n"
-                     f"abstract: {_clip(paper.abstract, REFERENCE_ABSTRACT_CHARS)}")
+        lines.append(
+            f"[{index}] {paper.id} ({paper.date.isoformat()}) {paper.title}\n"
+            f"abstract: {_clip(paper.abstract, REFERENCE_ABSTRACT_CHARS)}"
+        )
         if reference.context:
             lines.append(f"cited as: {_clip(reference.context, REFERENCE_ABSTRACT_CHARS)}")
     return _request(spec, JUDGE_SYSTEM, "\n".join(lines))

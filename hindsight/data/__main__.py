@@ -26,8 +26,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     splits = Counter(inst.split for inst in instances)
-    print(f"{args.source}: {materialise(args.source)}\n  {len(corpus):,} papers, {len(instances)} targets ("
-          + ", ".join(f"{name} {count}" for name, count in sorted(splits.items())) + ")")
+    print(
+        f"{args.source}: {materialise(args.source)}\n  {len(corpus):,} papers, {len(instances)} targets ("
+        + ", ".join(f"{name} {count}" for name, count in sorted(splits.items()))
+        + ")"
+    )
     print(report.summary())
     return 0
 

@@ -21,11 +21,15 @@ as plain prose with no title or list. End with a sentence asking which earlier p
 ABSTRACT_CHARS = 1800
 
 
-def brief_request(model: str, title: str, abstract: str, api_base: str | None = None,
-                  max_tokens: int = 400) -> dict:
+def brief_request(model: str, title: str, abstract: str, api_base: str | None = None, max_tokens: int = 400) -> dict:
     user = f"Title: {title}\n\nAbstract: {' '.join(abstract.split())[:ABSTRACT_CHARS]}"
-    return {"model": model, "api_base": api_base, "temperature": 0.0, "max_tokens": max_tokens,
-            "messages": [{"role": "system", "content": BRIEF_SYSTEM}, {"role": "user", "content": user}]}
+    return {
+        "model": model,
+        "api_base": api_base,
+        "temperature": 0.0,
+        "max_tokens": max_tokens,
+        "messages": [{"role": "system", "content": BRIEF_SYSTEM}, {"role": "user", "content": user}],
+    }
 
 
 def parse_options(spec: str) -> dict:
@@ -50,10 +54,14 @@ def write_briefs(targets: list[tuple[str, str, str]], options: dict) -> tuple[di
     from hindsight.policy.litellm_backend import Completer
 
     completer = Completer(cache_dir=options.get("cache_dir"), api_key=options.get("api_key"))
-    requests = [brief_request(options["model"], title, abstract, options.get("api_base"), int(options.get("max_tokens", 400)))
-                for _, title, abstract in targets]
+    requests = [
+        brief_request(options["model"], title, abstract, options.get("api_base"), int(options.get("max_tokens", 400)))
+        for _, title, abstract in targets
+    ]
     briefs, failures = {}, {}
-    for (target_id, _, _), (data, failure, _) in zip(targets, completer.complete_all(requests, int(options.get("concurrency", 8)))):
+    for (target_id, _, _), (data, failure, _) in zip(
+        targets, completer.complete_all(requests, int(options.get("concurrency", 8)))
+    ):
         text = ((data or {}).get("choices") or [{}])[0].get("message", {}).get("content") if data else None
         if failure or not text or not text.strip():
             failures[target_id] = failure or "empty reply"

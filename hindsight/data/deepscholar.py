@@ -34,8 +34,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 from hindsight.data.native import months_before, prepare_instances, split_by_date
-from hindsight.data.open_corpus import (ExternalCorpus, MergeReport, add_corpus_arguments, external_from_args,
-                                        merge_papers)
+from hindsight.data.open_corpus import (
+    ExternalCorpus,
+    MergeReport,
+    add_corpus_arguments,
+    external_from_args,
+    merge_papers,
+)
 from hindsight.ids import normalize_arxiv_id
 from hindsight.schema import Instance, Label, Paper, SchemaError, Target, parse_date
 
@@ -43,16 +48,48 @@ FLAG_OVERLAP = 0.5
 MAX_AGE_YEARS = 4
 CLOSING = "Which earlier papers should we study before tackling this?"
 _CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}")
-_INFRA = re.compile(r"\b(data ?sets?|benchmarks?|corpus|corpora|librar(?:y|ies)|toolkits?|toolbox|suites?|leaderboards?)\b", re.I)
+_INFRA = re.compile(
+    r"\b(data ?sets?|benchmarks?|corpus|corpora|librar(?:y|ies)|toolkits?|toolbox|suites?|leaderboards?)\b", re.I
+)
 _CONTRIBUTION = re.compile(
     r"^(?:here,? |to (?:this end|address|tackle|overcome|bridge|fill|solve)\b.*?,\s*)?"
     r"(?:we|this (?:paper|work|study|article)|our (?:work|paper|method|approach|framework)|in this (?:paper|work))\b"
     r"|\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}(?:propose|introduce|present|develop|design|describe|"
-    r"show|demonstrate|address|tackle|study|investigate|explore|offer|build|leverage|formulate|contribute)", re.I)
-_STOP = set("a an and are as at be by for from in into is it of on or our the their this to via we with without "
-            "towards toward using based new".split())
-GENERIC_ACRONYMS = {"AI", "ML", "NLP", "LLM", "LLMS", "GPU", "GPUS", "CPU", "CNN", "RNN", "RL", "2D", "3D", "AR",
-                    "VR", "API", "APIS", "IOT", "MLLM", "MLLMS", "VLM", "VLMS", "LM", "LMS", "QA", "SQL"}
+    r"show|demonstrate|address|tackle|study|investigate|explore|offer|build|leverage|formulate|contribute)",
+    re.I,
+)
+_STOP = set(
+    "a an and are as at be by for from in into is it of on or our the their this to via we with without "
+    "towards toward using based new".split()
+)
+GENERIC_ACRONYMS = {
+    "AI",
+    "ML",
+    "NLP",
+    "LLM",
+    "LLMS",
+    "GPU",
+    "GPUS",
+    "CPU",
+    "CNN",
+    "RNN",
+    "RL",
+    "2D",
+    "3D",
+    "AR",
+    "VR",
+    "API",
+    "APIS",
+    "IOT",
+    "MLLM",
+    "MLLMS",
+    "VLM",
+    "VLMS",
+    "LM",
+    "LMS",
+    "QA",
+    "SQL",
+}
 
 
 class ConversionError(ValueError):
@@ -73,8 +110,9 @@ def read_csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
         start = 2
         for row in reader:
             if None in row or any(v is None for v in row.values()):
-                raise ConversionError(f"{path}:{start}: row has {len(row) - (None in row)} fields, "
-                                      f"the header {len(reader.fieldnames)}")
+                raise ConversionError(
+                    f"{path}:{start}: row has {len(row) - (None in row)} fields, the header {len(reader.fieldnames)}"
+                )
             rows.append((start, row))
             start = reader.line_num + 1
     return rows
@@ -100,8 +138,11 @@ def target_names(title: str) -> list[str]:
         names.append(head)
     for word in re.findall(r"[A-Za-z][A-Za-z0-9]*[A-Za-z0-9]", title):
         capitals = sum(c.isupper() for c in word)
-        if (capitals >= 2 or (capitals == 1 and not word[0].isupper())) and word.upper().rstrip("S") not in GENERIC_ACRONYMS \
-                and word.upper() not in GENERIC_ACRONYMS:
+        if (
+            (capitals >= 2 or (capitals == 1 and not word[0].isupper()))
+            and word.upper().rstrip("S") not in GENERIC_ACRONYMS
+            and word.upper() not in GENERIC_ACRONYMS
+        ):
             names.append(word)
     return sorted(set(names), key=len, reverse=True)
 
@@ -139,10 +180,20 @@ def convert(src: Path, briefs: dict | None = None) -> tuple[list[Paper], list[In
     """`briefs` (--briefs) asks a model for the briefs; a target whose request fails keeps the
     model-free brief."""
     papers_rows = read_csv(src / "papers.csv", ("arxiv_id", "title", "abstract", "published_date"))
-    citation_rows = read_csv(src / "citations.csv", ("parent_paper_arxiv_id", "citation_shorthand",
-                                                     "cited_paper_title", "cited_paper_arxiv_link", "cited_paper_abstract"))
-    related = {normalize_arxiv_id(row["arxiv_id"]): row["raw_latex_related_works"]
-               for _, row in read_csv(src / "related_works_combined.csv", ("arxiv_id", "raw_latex_related_works"))}
+    citation_rows = read_csv(
+        src / "citations.csv",
+        (
+            "parent_paper_arxiv_id",
+            "citation_shorthand",
+            "cited_paper_title",
+            "cited_paper_arxiv_link",
+            "cited_paper_abstract",
+        ),
+    )
+    related = {
+        normalize_arxiv_id(row["arxiv_id"]): row["raw_latex_related_works"]
+        for _, row in read_csv(src / "related_works_combined.csv", ("arxiv_id", "raw_latex_related_works"))
+    }
     corpus: dict[str, Paper] = {}
     cited: dict[str, list[dict]] = {}
     for line, row in citation_rows:
@@ -151,18 +202,29 @@ def convert(src: Path, briefs: dict | None = None) -> tuple[list[Paper], list[In
         paper_id = normalize_arxiv_id(row["cited_paper_arxiv_link"])
         parent = normalize_arxiv_id(row["parent_paper_arxiv_id"])
         if paper_id is None or parent is None:
-            raise ConversionError(f"{src / 'citations.csv'}:{line}: not an arXiv id in "
-                                  f"{row['cited_paper_arxiv_link']!r} or {row['parent_paper_arxiv_id']!r}")
+            raise ConversionError(
+                f"{src / 'citations.csv'}:{line}: not an arXiv id in "
+                f"{row['cited_paper_arxiv_link']!r} or {row['parent_paper_arxiv_id']!r}"
+            )
         title = re.sub(r"\s+", " ", row["cited_paper_title"]).strip() or paper_id
-        corpus.setdefault(paper_id, Paper(id=paper_id, title=title, date=id_month(paper_id),
-                                          abstract=re.sub(r"\s+", " ", row["cited_paper_abstract"]).strip()))
+        corpus.setdefault(
+            paper_id,
+            Paper(
+                id=paper_id,
+                title=title,
+                date=id_month(paper_id),
+                abstract=re.sub(r"\s+", " ", row["cited_paper_abstract"]).strip(),
+            ),
+        )
         cited.setdefault(parent, []).append({"id": paper_id, "key": row["citation_shorthand"], "title": title})
     written, failed = {}, {}
     if briefs:
         from hindsight.data.briefs import write_briefs
 
-        written, failed = write_briefs([(normalize_arxiv_id(row["arxiv_id"]) or "", row["title"], row["abstract"])
-                                        for _, row in papers_rows], briefs)
+        written, failed = write_briefs(
+            [(normalize_arxiv_id(row["arxiv_id"]) or "", row["title"], row["abstract"]) for _, row in papers_rows],
+            briefs,
+        )
     instances, dropped = [], Counter()
     for line, row in papers_rows:
         where = f"{src / 'papers.csv'}:{line}"
@@ -174,9 +236,19 @@ def convert(src: Path, briefs: dict | None = None) -> tuple[list[Paper], list[In
         except SchemaError as exc:
             raise ConversionError(str(exc)) from None
         title = re.sub(r"\s+", " ", row["title"]).strip()
-        corpus[target_id] = Paper(id=target_id, title=title, date=posted, abstract=re.sub(r"\s+", " ", row["abstract"]).strip())
-        instance = _instance(target_id, title, posted, row["abstract"], cited.get(target_id, []),
-                             cite_counts(related.get(target_id, "")), corpus, written.get(target_id))
+        corpus[target_id] = Paper(
+            id=target_id, title=title, date=posted, abstract=re.sub(r"\s+", " ", row["abstract"]).strip()
+        )
+        instance = _instance(
+            target_id,
+            title,
+            posted,
+            row["abstract"],
+            cited.get(target_id, []),
+            cite_counts(related.get(target_id, "")),
+            corpus,
+            written.get(target_id),
+        )
         if isinstance(instance, str):
             dropped[instance] += 1
         else:
@@ -197,16 +269,36 @@ def _instance(target_id, title, posted, abstract, citations, counts, corpus, mod
         uses = counts.get(cite["key"], 0)
         tier = "T3" if uses >= 3 else "T2" if uses == 2 else "T1"
         role = "infrastructural" if _INFRA.search(paper.title) else "conceptual"
-        labels.append(Label.from_dict({"id": paper.id, "tier": tier, "role": role, "title": paper.title,
-                                       "abstract": paper.abstract, "date": paper.date.isoformat()}))
+        labels.append(
+            Label.from_dict(
+                {
+                    "id": paper.id,
+                    "tier": tier,
+                    "role": role,
+                    "title": paper.title,
+                    "abstract": paper.abstract,
+                    "date": paper.date.isoformat(),
+                }
+            )
+        )
     brief = remove_names(model_brief, title) if model_brief else redact(abstract, title)
     if brief is None:
         return "no problem sentence before the first contribution sentence"
     overlap = title_overlap(title, brief)
-    return Instance(id=f"ds-{target_id}", split="train", brief=brief, cutoff=cutoff,
-                    target=Target(id=target_id, title=title, date=posted), labels=tuple(labels),
-                    audit={"flagged": overlap > FLAG_OVERLAP, "title_overlap": round(overlap, 3), "source": "deepscholar",
-                           "brief_by": "model" if model_brief else "rules"})
+    return Instance(
+        id=f"ds-{target_id}",
+        split="train",
+        brief=brief,
+        cutoff=cutoff,
+        target=Target(id=target_id, title=title, date=posted),
+        labels=tuple(labels),
+        audit={
+            "flagged": overlap > FLAG_OVERLAP,
+            "title_overlap": round(overlap, 3),
+            "source": "deepscholar",
+            "brief_by": "model" if model_brief else "rules",
+        },
+    )
 
 
 def write_native(out: Path, papers: list[Paper], instances: list[Instance]) -> None:
@@ -225,12 +317,14 @@ def summary(papers, instances, report, dropped: Counter) -> str:
     lines = [f"corpus: {len(papers)} papers", report.summary()]
     lines += [f"  dropped before labelling: {n} × {reason}" for reason, n in dropped.items()]
     if instances:
-        lines += [f"labels per target: min {min(per_target)}, mean {sum(per_target) / len(per_target):.1f}, "
-                  f"max {max(per_target)}",
-                  f"tiers: {', '.join(f'{t} {tiers[t]}' for t in ('T3', 'T2', 'T1'))}; roles: "
-                  f"{', '.join(f'{r} {n}' for r, n in sorted(roles.items()))}",
-                  f"brief words: mean {sum(brief_words) / len(brief_words):.1f}; "
-                  f"flagged by title overlap > {FLAG_OVERLAP}: {sum(i.audit['flagged'] for i in instances)}"]
+        lines += [
+            f"labels per target: min {min(per_target)}, mean {sum(per_target) / len(per_target):.1f}, "
+            f"max {max(per_target)}",
+            f"tiers: {', '.join(f'{t} {tiers[t]}' for t in ('T3', 'T2', 'T1'))}; roles: "
+            f"{', '.join(f'{r} {n}' for r, n in sorted(roles.items()))}",
+            f"brief words: mean {sum(brief_words) / len(brief_words):.1f}; "
+            f"flagged by title overlap > {FLAG_OVERLAP}: {sum(i.audit['flagged'] for i in instances)}",
+        ]
     return "\n".join(lines)
 
 
@@ -245,8 +339,9 @@ def convert_to(src: Path, out: Path, briefs: dict | None = None, external: Exter
         snapshot, load_report = external.load()
         own = len(papers)
         papers, replaced = merge_papers(papers, snapshot)
-        merged = MergeReport(own=own, external=len(snapshot), replaced=replaced, merged=len(papers),
-                             load=load_report.to_dict())
+        merged = MergeReport(
+            own=own, external=len(snapshot), replaced=replaced, merged=len(papers), load=load_report.to_dict()
+        )
     corpus = Corpus(papers)
     kept, report = prepare_instances(instances, corpus)
     kept = split_by_date(kept)
@@ -256,25 +351,36 @@ def convert_to(src: Path, out: Path, briefs: dict | None = None, external: Exter
     write_native(out, papers, kept)
     text = summary(papers, kept, report, info["dropped"])
     if briefs:
-        text += (f"\nmodel-written briefs: {info['model_briefs']}; kept the rule-based brief after a failed request: "
-                 f"{len(info['model_brief_failures'])}")
+        text += (
+            f"\nmodel-written briefs: {info['model_briefs']}; kept the rule-based brief after a failed request: "
+            f"{len(info['model_brief_failures'])}"
+        )
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hindsight.data.deepscholar", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m hindsight.data.deepscholar",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("src", type=Path, help="folder with DeepScholar-Bench's CSV files")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--briefs", metavar="model=MODEL[,api_base=URL,concurrency=N]",
-                        help="have a model (any litellm model) write the briefs; replies are cached")
+    parser.add_argument(
+        "--briefs",
+        metavar="model=MODEL[,api_base=URL,concurrency=N]",
+        help="have a model (any litellm model) write the briefs; replies are cached",
+    )
     add_corpus_arguments(parser)
     args = parser.parse_args(argv)
     try:
         from hindsight.data.briefs import parse_options
 
-        print(convert_to(args.src, args.out, parse_options(args.briefs) if args.briefs else None,
-                         external_from_args(args)))
+        print(
+            convert_to(
+                args.src, args.out, parse_options(args.briefs) if args.briefs else None, external_from_args(args)
+            )
+        )
     except (ConversionError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

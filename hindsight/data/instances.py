@@ -16,8 +16,13 @@ def load_instances(path: str | Path) -> list[Instance]:
     path = Path(path)
     if not path.exists():
         raise InstanceError(f"{path}: no such instances file")
-    instances = read_keyed(path, lambda record, where: Instance.from_dict(record, where=where),
-                           lambda instance: instance.id, InstanceError, "instance id")
+    instances = read_keyed(
+        path,
+        lambda record, where: Instance.from_dict(record, where=where),
+        lambda instance: instance.id,
+        InstanceError,
+        "instance id",
+    )
     if not instances:
         raise InstanceError(f"{path}: no instances")
     return list(instances.values())

@@ -45,13 +45,18 @@ def materialise(source: str | Path, cache_dir: str | Path | None = None) -> Path
             convert_to(path, out)
         return out
     if not (path / "instances.jsonl").exists():
-        raise FileNotFoundError(f"{path}: not a benchmark (no instances.jsonl, no DeepScholar CSVs; "
-                                "or use 'world' / 'world:SEED')")
+        raise FileNotFoundError(
+            f"{path}: not a benchmark (no instances.jsonl, no DeepScholar CSVs; or use 'world' / 'world:SEED')"
+        )
     return path
 
 
-def load_benchmark(source: str | Path, cache_dir: str | Path | None = None, skip_bad: bool = False,
-                   corpus: ExternalCorpus | None = None) -> tuple[Corpus, list[Instance], DataReport]:
+def load_benchmark(
+    source: str | Path,
+    cache_dir: str | Path | None = None,
+    skip_bad: bool = False,
+    corpus: ExternalCorpus | None = None,
+) -> tuple[Corpus, list[Instance], DataReport]:
     """`corpus`: a paper snapshot merged with the benchmark's own papers (hindsight.data.open_corpus)."""
     folder = materialise(source, cache_dir)
     if corpus is not None:

@@ -42,11 +42,14 @@ class DataReport:
 
     def measure_openness(self, instances: list[Instance], corpus: Corpus) -> None:
         self.openness = corpus_openness(instances, corpus)
-        self.warnings = [f"split {split}: a closed corpus, {row['distractors_per_label']:g} other papers before the "
-                         f"cutoff for each antecedent (median; under {CLOSED_BELOW}) and {row['labelled_share']:.0%} of "
-                         "the searchable papers some target's antecedent: search is far easier than on an open "
-                         "corpus"
-                         for split, row in self.openness.items() if row["distractors_per_label"] < CLOSED_BELOW]
+        self.warnings = [
+            f"split {split}: a closed corpus, {row['distractors_per_label']:g} other papers before the "
+            f"cutoff for each antecedent (median; under {CLOSED_BELOW}) and {row['labelled_share']:.0%} of "
+            "the searchable papers some target's antecedent: search is far easier than on an open "
+            "corpus"
+            for split, row in self.openness.items()
+            if row["distractors_per_label"] < CLOSED_BELOW
+        ]
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -55,27 +58,37 @@ class DataReport:
 
     def summary(self) -> str:
         kept = sum(self.kept_by_split.values())
-        lines = [f"instances: {self.instances_read} read, {kept} kept "
-                 f"({', '.join(f'{s} {n}' for s, n in sorted(self.kept_by_split.items()))}), "
-                 f"{len(self.excluded)} excluded",
-                 f"labels dropped: {self.labels_post_cutoff} dated on/after the cutoff, "
-                 f"{self.labels_equal_to_target} equal to the target, {self.labels_over_cap} over the cap of {MAX_LABELS}",
-                 f"labels missing from the corpus (kept, unfindable): {len(self.labels_outside_corpus)}"]
+        lines = [
+            f"instances: {self.instances_read} read, {kept} kept "
+            f"({', '.join(f'{s} {n}' for s, n in sorted(self.kept_by_split.items()))}), "
+            f"{len(self.excluded)} excluded",
+            f"labels dropped: {self.labels_post_cutoff} dated on/after the cutoff, "
+            f"{self.labels_equal_to_target} equal to the target, {self.labels_over_cap} over the cap of {MAX_LABELS}",
+            f"labels missing from the corpus (kept, unfindable): {len(self.labels_outside_corpus)}",
+        ]
         reasons = Counter(self.excluded.values())
         if self.open_corpus:
             lines.append(MergeReport(**self.open_corpus).summary())
         lines += [f"  excluded: {n} × {reason}" for reason, n in reasons.most_common()]
         for split, row in self.openness.items():
-            lines.append(f"split {split}: {row['targets']} targets; {row['searchable_at_median_cutoff']:,} papers "
-                         f"searchable before the median cutoff {row['median_cutoff']}; {row['labels_per_target']:g} "
-                         f"antecedents a target; {row['distractors_per_label']:,g} distractors per antecedent; "
-                         f"{row['labelled_share']:.1%} of the searchable papers are some target's antecedent"
-                         + (f"; {row['labels_shared_with_train']:.0%} of its antecedents are also train targets'"
-                            if split != "train" and "train" in self.openness else ""))
+            lines.append(
+                f"split {split}: {row['targets']} targets; {row['searchable_at_median_cutoff']:,} papers "
+                f"searchable before the median cutoff {row['median_cutoff']}; {row['labels_per_target']:g} "
+                f"antecedents a target; {row['distractors_per_label']:,g} distractors per antecedent; "
+                f"{row['labelled_share']:.1%} of the searchable papers are some target's antecedent"
+                + (
+                    f"; {row['labels_shared_with_train']:.0%} of its antecedents are also train targets'"
+                    if split != "train" and "train" in self.openness
+                    else ""
+                )
+            )
         lines += [f"warning: {warning}" for warning in self.warnings]
         if self.warnings:
-            lines.append("  the merged snapshot holds few papers dated before these cutoffs" if self.open_corpus else
-                         "  merge a paper snapshot to open it: data.corpus in a recipe, --corpus on the command line")
+            lines.append(
+                "  the merged snapshot holds few papers dated before these cutoffs"
+                if self.open_corpus
+                else "  merge a paper snapshot to open it: data.corpus in a recipe, --corpus on the command line"
+            )
         return "\n".join(lines)
 
 
@@ -87,12 +100,16 @@ def prepare_instances(instances: list[Instance], corpus: Corpus | None) -> tuple
     for instance in instances:
         posted = corpus.get(instance.target.id) if corpus is not None else None
         if posted is not None and posted.date < instance.cutoff:
-            raise InstanceError(f"instance {instance.id}: its target {instance.target.id} is in the corpus dated "
-                                f"{posted.date}, before the cutoff {instance.cutoff}: a search could return the answer")
+            raise InstanceError(
+                f"instance {instance.id}: its target {instance.target.id} is in the corpus dated "
+                f"{posted.date}, before the cutoff {instance.cutoff}: a search could return the answer"
+            )
         seen = split_of_target.setdefault(instance.target.id, (instance.split, instance.id))
         if seen[0] != instance.split:
-            raise InstanceError(f"target {instance.target.id} is in split {seen[0]} (instance {seen[1]}) and in "
-                                f"split {instance.split} (instance {instance.id}): splits must be target-disjoint")
+            raise InstanceError(
+                f"target {instance.target.id} is in split {seen[0]} (instance {seen[1]}) and in "
+                f"split {instance.split} (instance {instance.id}): splits must be target-disjoint"
+            )
         labels = []
         for label in instance.labels:
             paper = corpus.get(label.id) if corpus is not None else None
@@ -126,23 +143,34 @@ def corpus_openness(instances: list[Instance], corpus: Corpus) -> dict[str, dict
     by_split: dict[str, list[Instance]] = defaultdict(list)
     for instance in instances:
         by_split[instance.split].append(instance)
-    labelled = sorted(paper.date for paper in map(corpus.get, {label.id for inst in instances for label in inst.labels})
-                      if paper is not None)
+    labelled = sorted(
+        paper.date
+        for paper in map(corpus.get, {label.id for inst in instances for label in inst.labels})
+        if paper is not None
+    )
     trained = {label.id for inst in by_split.get("train", []) for label in inst.labels}
     openness = {}
     for split, group in sorted(by_split.items()):
         median_cutoff = sorted(instance.cutoff for instance in group)[len(group) // 2]
         searchable = corpus.prefix_len(median_cutoff)
-        distractors = [(corpus.prefix_len(inst.cutoff) - sum(corpus.get(label.id) is not None for label in inst.labels))
-                       / len(inst.labels) for inst in group]
-        openness[split] = {"targets": len(group), "median_cutoff": median_cutoff.isoformat(),
-                           "searchable_at_median_cutoff": searchable,
-                           "labelled_share": bisect.bisect_left(labelled, median_cutoff) / max(1, searchable),
-                           "labels_per_target": statistics.median(len(inst.labels) for inst in group),
-                           "distractors_per_label": round(statistics.median(distractors), 1),
-                           # what a student could score by recalling its training targets' antecedents
-                           "labels_shared_with_train": (sum(label.id in trained for inst in group for label in inst.labels)
-                                                        / sum(len(inst.labels) for inst in group))}
+        distractors = [
+            (corpus.prefix_len(inst.cutoff) - sum(corpus.get(label.id) is not None for label in inst.labels))
+            / len(inst.labels)
+            for inst in group
+        ]
+        openness[split] = {
+            "targets": len(group),
+            "median_cutoff": median_cutoff.isoformat(),
+            "searchable_at_median_cutoff": searchable,
+            "labelled_share": bisect.bisect_left(labelled, median_cutoff) / max(1, searchable),
+            "labels_per_target": statistics.median(len(inst.labels) for inst in group),
+            "distractors_per_label": round(statistics.median(distractors), 1),
+            # what a student could score by recalling its training targets' antecedents
+            "labels_shared_with_train": (
+                sum(label.id in trained for inst in group for label in inst.labels)
+                / sum(len(inst.labels) for inst in group)
+            ),
+        }
     return openness
 
 
@@ -183,8 +211,10 @@ def split_by_date(instances: list[Instance], shares: tuple[float, float] = (0.7,
     ordered = sorted(instances, key=lambda inst: (inst.target.date, inst.target.id))
     n = len(ordered)
     train_end, dev_end = round(n * shares[0]), round(n * (shares[0] + shares[1]))
-    return [dataclasses.replace(inst, split="train" if i < train_end else "dev" if i < dev_end else "eval")
-            for i, inst in enumerate(ordered)]
+    return [
+        dataclasses.replace(inst, split="train" if i < train_end else "dev" if i < dev_end else "eval")
+        for i, inst in enumerate(ordered)
+    ]
 
 
 def months_before(day: dt.date, months: int) -> dt.date:

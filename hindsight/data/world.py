@@ -48,21 +48,25 @@ TOTAL_PAPERS, TARGETS = 20_000, 600
 START, END, LINES_END = dt.date(2015, 1, 1), dt.date(2025, 6, 30), dt.date(2025, 3, 31)
 TARGETS_FROM = dt.date(2021, 1, 1)
 
-GENERIC = ("approach method framework model analysis evaluation experiments results benchmark data "
-           "performance accuracy efficiency robustness scalability setting task problem study design "
-           "baseline improvement training inference structure signal representation objective "
-           "estimation prediction system pipeline variant component algorithm theory practice").split()
-SYLLABLES = ("ka ze lo mi tu ra ve no si pa qu dro fen gal hor jin kel mor nat pel rix sor tav ul "
-             "vin wex yor zan bri cla dun esk fim gor hul").split()
+GENERIC = (
+    "approach method framework model analysis evaluation experiments results benchmark data "
+    "performance accuracy efficiency robustness scalability setting task problem study design "
+    "baseline improvement training inference structure signal representation objective "
+    "estimation prediction system pipeline variant component algorithm theory practice"
+).split()
+SYLLABLES = (
+    "ka ze lo mi tu ra ve no si pa qu dro fen gal hor jin kel mor nat pel rix sor tav ul "
+    "vin wex yor zan bri cla dun esk fim gor hul"
+).split()
 ENDINGS = "k x z v q"
 
 
 @dataclass(frozen=True)
 class Topic:
     area: int
-    sub: int          # global subproblem index: area * SUBS + local index
+    sub: int  # global subproblem index: area * SUBS + local index
     family: int
-    variant: int      # global variant index: family * VARIANTS + local index
+    variant: int  # global variant index: family * VARIANTS + local index
 
 
 class Vocabulary:
@@ -80,10 +84,10 @@ class Vocabulary:
             if len(stems) == 1 and stems[0] not in seen_stems:
                 seen_stems.add(stems[0])
                 made.append(word)
-        chunks = [made[i:i + WORDS_PER_GROUP] for i in range(0, len(made), WORDS_PER_GROUP)]
+        chunks = [made[i : i + WORDS_PER_GROUP] for i in range(0, len(made), WORDS_PER_GROUP)]
         self.area = chunks[:AREAS]
-        self.sub = chunks[AREAS:AREAS + AREAS * SUBS]
-        rest = chunks[AREAS + AREAS * SUBS:]
+        self.sub = chunks[AREAS : AREAS + AREAS * SUBS]
+        rest = chunks[AREAS + AREAS * SUBS :]
         self.family, self.variant = rest[:FAMILIES], rest[FAMILIES:]
 
     def mechanism_words(self, topic: Topic) -> list[str]:
@@ -97,8 +101,9 @@ class World:
         self.vocab = Vocabulary(self.rng)
         families = list(range(FAMILIES))
         self.favoured_family = [families[i % FAMILIES] for i in self.rng.sample(range(AREAS), AREAS)]
-        self.line_variant = [self.favoured_family[s // SUBS] * VARIANTS + self.rng.randrange(VARIANTS)
-                             for s in range(AREAS * SUBS)]
+        self.line_variant = [
+            self.favoured_family[s // SUBS] * VARIANTS + self.rng.randrange(VARIANTS) for s in range(AREAS * SUBS)
+        ]
         self.other_variants = [self._other_variants(s) for s in range(AREAS * SUBS)]
 
     def _other_variants(self, sub: int) -> list[int]:
@@ -132,10 +137,13 @@ class World:
         mechanism = v.family[topic.family] + v.variant[topic.variant] * 2
         title = self._pick(v.sub[topic.sub], 2) + self._pick(v.variant[topic.variant], 2) + self._pick(GENERIC, 2)
         self.rng.shuffle(title)
-        body = (self._pick(problem, problem_weight) + self._pick(mechanism, mechanism_weight)
-                + self._pick(GENERIC, max(0, n_words - problem_weight - mechanism_weight)))
+        body = (
+            self._pick(problem, problem_weight)
+            + self._pick(mechanism, mechanism_weight)
+            + self._pick(GENERIC, max(0, n_words - problem_weight - mechanism_weight))
+        )
         self.rng.shuffle(body)
-        sentences = [" ".join(body[i:i + 12]) for i in range(0, len(body), 12)]
+        sentences = [" ".join(body[i : i + 12]) for i in range(0, len(body), 12)]
         return " ".join(title).capitalize(), ". ".join(s.capitalize() for s in sentences) + "."
 
     def _paper(self, topic: Topic, date: dt.date, kind: str, problem_weight: int, mechanism_weight: int) -> dict:
@@ -182,12 +190,21 @@ class World:
         for _ in range(TARGETS):
             sub = self.rng.randrange(AREAS * SUBS)
             variant = self.line_variant[sub]
-            targets.append(self._paper(Topic(sub // SUBS, sub, variant // VARIANTS, variant),
-                                       self._date(TARGETS_FROM, END), "target", 10, 10))
+            targets.append(
+                self._paper(
+                    Topic(sub // SUBS, sub, variant // VARIANTS, variant),
+                    self._date(TARGETS_FROM, END),
+                    "target",
+                    10,
+                    10,
+                )
+            )
         drafts += targets
         while len(drafts) < TOTAL_PAPERS:
             sub, variant = self.rng.randrange(AREAS * SUBS), self.rng.randrange(FAMILIES * VARIANTS)
-            drafts.append(self._paper(Topic(sub // SUBS, sub, variant // VARIANTS, variant), self._date(), "background", 3, 3))
+            drafts.append(
+                self._paper(Topic(sub // SUBS, sub, variant // VARIANTS, variant), self._date(), "background", 3, 3)
+            )
         papers = self._assign_ids(drafts)
         instances = [self._instance(t, lines, methods) for t in sorted(targets, key=lambda d: (d["date"], d["id"]))]
         instances = [inst for inst in instances if inst is not None]
@@ -201,8 +218,15 @@ class World:
             month = f"{draft['date']:%y%m}"
             serial[month] = serial.get(month, 0) + 1
             draft["id"] = f"{month}.{serial[month]:05d}"
-            papers.append(Paper(id=draft["id"], title=draft["title"], date=draft["date"], abstract=draft["abstract"],
-                                categories=("synthetic",)))
+            papers.append(
+                Paper(
+                    id=draft["id"],
+                    title=draft["title"],
+                    date=draft["date"],
+                    abstract=draft["abstract"],
+                    categories=("synthetic",),
+                )
+            )
         return papers
 
     def _instance(self, target: dict, lines: dict, methods: dict) -> Instance | None:
@@ -215,15 +239,36 @@ class World:
         graded = [("T3", p) for p in latest(lines[(topic.sub, topic.variant)], 3)]
         graded += [("T2", p) for p in latest(methods[topic.variant], 2)]
         graded += [("T1", p) for v in self.other_variants[topic.sub] for p in latest(lines[(topic.sub, v)], 1)]
-        labels = tuple(Label(id=p["id"], tier=tier, role="conceptual", gain={"T1": 1.0, "T2": 3.0, "T3": 7.0}[tier],
-                             title=p["title"], abstract=p["abstract"], date=p["date"]) for tier, p in graded)
+        labels = tuple(
+            Label(
+                id=p["id"],
+                tier=tier,
+                role="conceptual",
+                gain={"T1": 1.0, "T2": 3.0, "T3": 7.0}[tier],
+                title=p["title"],
+                abstract=p["abstract"],
+                date=p["date"],
+            )
+            for tier, p in graded
+        )
         if len(labels) < 2:
             return None
         return Instance(
-            id=f"world-{target['id']}", split="train", brief=self.brief(topic), brief_terse=self.brief(topic, terse=True),
-            cutoff=cutoff, target=Target(id=target["id"], title=target["title"], date=target["date"]), labels=labels,
-            audit={"flagged": False, "synthetic": True, "area": topic.area, "subproblem": topic.sub,
-                   "variant": topic.variant})
+            id=f"world-{target['id']}",
+            split="train",
+            brief=self.brief(topic),
+            brief_terse=self.brief(topic, terse=True),
+            cutoff=cutoff,
+            target=Target(id=target["id"], title=target["title"], date=target["date"]),
+            labels=labels,
+            audit={
+                "flagged": False,
+                "synthetic": True,
+                "area": topic.area,
+                "subproblem": topic.sub,
+                "variant": topic.variant,
+            },
+        )
 
 
 def write_world(out: str | Path, seed: int = 0) -> dict:
@@ -237,22 +282,31 @@ def write_world(out: str | Path, seed: int = 0) -> dict:
     with open(out / "instances.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(i.to_dict(), ensure_ascii=False) + "\n" for i in instances)
     splits = {s: sum(i.split == s for i in instances) for s in ("train", "dev", "eval")}
-    info = {"version": WORLD_VERSION, "seed": seed, "papers": len(papers), "instances": len(instances),
-            "splits": splits, "seconds": round(time.perf_counter() - start, 2)}
+    info = {
+        "version": WORLD_VERSION,
+        "seed": seed,
+        "papers": len(papers),
+        "instances": len(instances),
+        "splits": splits,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
     (out / "world.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hindsight.data.world", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m hindsight.data.world", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     info = write_world(args.out, args.seed)
-    print(f"wrote {args.out}: {info['papers']:,} papers, {info['instances']} instances "
-          f"(train {info['splits']['train']}, dev {info['splits']['dev']}, eval {info['splits']['eval']}) "
-          f"in {info['seconds']}s")
+    print(
+        f"wrote {args.out}: {info['papers']:,} papers, {info['instances']} instances "
+        f"(train {info['splits']['train']}, dev {info['splits']['dev']}, eval {info['splits']['eval']}) "
+        f"in {info['seconds']}s"
+    )
     return 0
 
 

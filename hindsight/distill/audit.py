@@ -34,22 +34,25 @@ MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
 @dataclass
 class AuditReport:
     rows: int = 0
-    findings: dict[int, list[str]] = field(default_factory=dict)   # row number -> what is wrong with it
+    findings: dict[int, list[str]] = field(default_factory=dict)  # row number -> what is wrong with it
 
     @property
     def rejected(self) -> int:
         return len(self.findings)
 
     def lines(self, path) -> list[str]:
-        return [f"{path}: row {row}: {problem}" for row, problems in sorted(self.findings.items()) for problem in problems]
+        return [
+            f"{path}: row {row}: {problem}" for row, problems in sorted(self.findings.items()) for problem in problems
+        ]
 
 
 def _message_text(message: dict) -> str:
     return (message.get("content") or "") + " " + json.dumps(message.get("tool_calls") or [], ensure_ascii=False)
 
 
-def audit_row(row: object, instance_by_brief: dict[str, Instance], private: dict[str, PrivateText], n: int,
-              share: float) -> list[str]:
+def audit_row(
+    row: object, instance_by_brief: dict[str, Instance], private: dict[str, PrivateText], n: int, share: float
+) -> list[str]:
     if not isinstance(row, dict):
         return [f"not an SFT row (a JSON {type(row).__name__}, not an object)"]
     problems = []
@@ -57,8 +60,9 @@ def audit_row(row: object, instance_by_brief: dict[str, Instance], private: dict
     if extra:
         problems.append(f"fields other than messages and tools: {sorted(extra)}")
     messages = row.get("messages") or []
-    instance = instance_by_brief.get(brief_from_messages(messages)) if any(
-        m.get("role") == "user" for m in messages) else None
+    instance = (
+        instance_by_brief.get(brief_from_messages(messages)) if any(m.get("role") == "user" for m in messages) else None
+    )
     if instance is None or instance.id not in private:
         return problems + ["the user message holds no known brief"]
     expected_user = USER_TEMPLATE.format(cutoff=instance.cutoff.isoformat(), brief=instance.brief)
@@ -76,7 +80,10 @@ def audit_row(row: object, instance_by_brief: dict[str, Instance], private: dict
             continue
         if any(marker in text for marker in TEACHER_MARKERS):
             problems.append(f"{where}: teacher-only text")
-        if message.get("role") == "system" and message.get("content") not in (system_prompt(False), system_prompt(True)):
+        if message.get("role") == "system" and message.get("content") not in (
+            system_prompt(False),
+            system_prompt(True),
+        ):
             problems.append(f"{where}: not the deployment system prompt")
         if message.get("role") == "user" and i == 1 and message.get("content") != expected_user:
             problems.append(f"{where}: not the deployment user message for this brief and cutoff")
@@ -84,8 +91,9 @@ def audit_row(row: object, instance_by_brief: dict[str, Instance], private: dict
     return problems
 
 
-def audit_file(sft_path: Path, instances: list[Instance], private: dict[str, PrivateText], n: int = 5,
-               share: float = 0.6) -> AuditReport:
+def audit_file(
+    sft_path: Path, instances: list[Instance], private: dict[str, PrivateText], n: int = 5, share: float = 0.6
+) -> AuditReport:
     by_brief = {inst.brief: inst for inst in instances}
     report = AuditReport()
     for row_no, row, error in read_jsonl(sft_path):
@@ -115,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     def work(recipe, args):
         path, report = audit_recipe(recipe, args.sft)
         lines = report.lines(path)
-        summary = (f"audit: {report.rejected} of {report.rows} rows with findings ({len(lines)} in all)"
-                   + (" (first 200 shown)" if len(lines) > 200 else ""))
+        summary = f"audit: {report.rejected} of {report.rows} rows with findings ({len(lines)} in all)" + (
+            " (first 200 shown)" if len(lines) > 200 else ""
+        )
         return "\n".join([*lines[:200], summary]), 1 if report.rejected else 0
 
     return recipe_command(__doc__, work, argv, options)

@@ -13,8 +13,10 @@ from hindsight.distill.retrieval import retrieval_findings
 from hindsight.leaks import PrivateText, check_messages
 from hindsight.policy.base import Conversation, Turn
 
-REFUSED = ("Not sent: {reason}. A student searching without hindsight could not have written it. "
-           "Make another call that relies only on the brief and on what your searches returned.")
+REFUSED = (
+    "Not sent: {reason}. A student searching without hindsight could not have written it. "
+    "Make another call that relies only on the brief and on what your searches returned."
+)
 
 
 def turn_message(turn: Turn) -> dict:
@@ -32,9 +34,23 @@ def is_refusal(message: dict) -> bool:
 class LeakGuard:
     """Wraps a teacher policy; `private` maps each task id to what its teacher was shown."""
 
-    def __init__(self, teacher, private: dict[str, PrivateText], ngram: int, title_share: float, retries: int = 2,
-                 backend=None, retrieval_words: int | None = None):
-        self.teacher, self.private, self.ngram, self.title_share, self.retries = teacher, private, ngram, title_share, retries
+    def __init__(
+        self,
+        teacher,
+        private: dict[str, PrivateText],
+        ngram: int,
+        title_share: float,
+        retries: int = 2,
+        backend=None,
+        retrieval_words: int | None = None,
+    ):
+        self.teacher, self.private, self.ngram, self.title_share, self.retries = (
+            teacher,
+            private,
+            ngram,
+            title_share,
+            retries,
+        )
         self.backend, self.retrieval_words = backend, retrieval_words
         self.name = teacher.name
         self.counts = {"turns": 0, "refused": 0, "sent_leaking": 0}
@@ -52,8 +68,9 @@ class LeakGuard:
         private, brief = self.private[conversation.task.task_id], conversation.task.brief
         findings = check_messages(messages, private, brief, self.ngram, self.title_share)
         if self.backend is not None and self.retrieval_words is not None:
-            findings += retrieval_findings(messages, self.backend, private, brief, self.retrieval_words,
-                                           only_turn=len(messages) - 1)
+            findings += retrieval_findings(
+                messages, self.backend, private, brief, self.retrieval_words, only_turn=len(messages) - 1
+            )
         for finding in findings:
             if finding.turn == len(messages) - 1:
                 return f"{finding.flag}: {finding.reason}"

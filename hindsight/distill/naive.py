@@ -28,12 +28,17 @@ from hindsight.stages import SFTRow
 def naive_demonstrations(recipe, samples: int = 1, progress: bool = True) -> Path:
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = recipe.data.load()
-    tasks = {str(CandidateId(inst.id, k)): inst.task(k)
-             for inst in instances if inst.split == "train" for k in range(samples)}
+    tasks = {
+        str(CandidateId(inst.id, k)): inst.task(k)
+        for inst in instances
+        if inst.split == "train"
+        for k in range(samples)
+    }
     out = Path(cfg.out_dir)
     policy = NaiveExplorer(seed=cfg.seed, submit=recipe.protocol.k * 2)
-    run_episodes(policy, tasks, recipe.search.build(corpus), recipe.protocol, out / "naive",
-                 batch_size=256, progress=progress)
+    run_episodes(
+        policy, tasks, recipe.search.build(corpus), recipe.protocol, out / "naive", batch_size=256, progress=progress
+    )
     tools = tool_schemas(recipe.protocol)
     with open(cfg.output.naive_sft_set, "w", encoding="utf-8") as handle:
         for episode in read_episodes(out / "naive" / "episodes.jsonl").values():
@@ -46,8 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     def options(parser):
         parser.add_argument("--samples", type=int, default=1, help="naive episodes per train target")
 
-    return recipe_command(__doc__, lambda recipe, args: f"naive demonstrations: "
-                          f"{naive_demonstrations(recipe, args.samples)}", argv, options)
+    return recipe_command(
+        __doc__,
+        lambda recipe, args: f"naive demonstrations: {naive_demonstrations(recipe, args.samples)}",
+        argv,
+        options,
+    )
 
 
 if __name__ == "__main__":

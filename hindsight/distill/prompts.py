@@ -13,9 +13,11 @@ of your replies must contain exactly one function call. Plan your searches from 
 brief. Work only through search_papers, and submit only ids that search_papers has returned to you."""
 
 PRIVATE_HEADER = "TEACHER-ONLY HINTS (the student never sees this block)"
-PRIVATE_RULES = ("These are papers the eventual solution built on. Use them only to decide what to search "
-                 "for. Do not copy their titles or phrases into queries or reasons, and never submit an id "
-                 "that a search did not return.")
+PRIVATE_RULES = (
+    "These are papers the eventual solution built on. Use them only to decide what to search "
+    "for. Do not copy their titles or phrases into queries or reasons, and never submit an id "
+    "that a search did not return."
+)
 # Strings that only the teacher's prompt contains; the leak audit looks for them.
 TEACHER_MARKERS = (PRIVATE_HEADER, "TEACHER-ONLY", "[T3/", "[T2/", "[T1/")
 
@@ -35,14 +37,18 @@ def private_block(instance: Instance, idf: dict[str, float], limit: int = 12, ab
     return f"{PRIVATE_HEADER}\n{PRIVATE_RULES}\n\n" + "\n\n".join(entries)
 
 
-def teacher_messages(task: Task, instance: Instance, idf: dict[str, float], limit: int, abstract_chars: int,
-                     read_paper: bool = False) -> list[dict]:
+def teacher_messages(
+    task: Task, instance: Instance, idf: dict[str, float], limit: int, abstract_chars: int, read_paper: bool = False
+) -> list[dict]:
     if task.brief != instance.brief or task.cutoff != instance.cutoff:
         raise ValueError(f"task {task.task_id} does not belong to instance {instance.id}")
-    system = "\n\n".join([system_prompt(read_paper), DEMONSTRATION_INSTRUCTIONS,
-                          private_block(instance, idf, limit, abstract_chars)])
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)}]
+    system = "\n\n".join(
+        [system_prompt(read_paper), DEMONSTRATION_INSTRUCTIONS, private_block(instance, idf, limit, abstract_chars)]
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": USER_TEMPLATE.format(cutoff=task.cutoff.isoformat(), brief=task.brief)},
+    ]
 
 
 def private_texts(instances, corpus, cfg, idf: dict[str, float] | None = None) -> dict:
@@ -54,6 +60,14 @@ def private_texts(instances, corpus, cfg, idf: dict[str, float] | None = None) -
 
     idf = idf if idf is not None else corpus_idf(corpus)
     lexicon = Lexicon.of_corpus(corpus, cfg.unreadable_words) if cfg.unreadable_words is not None else None
-    return {inst.id: PrivateText.build(private_block(inst, idf, cfg.private_max, cfg.abstract_chars),
-                                       inst.target.title, inst.target.id, inst.labels, cfg.ngram, lexicon)
-            for inst in instances}
+    return {
+        inst.id: PrivateText.build(
+            private_block(inst, idf, cfg.private_max, cfg.abstract_chars),
+            inst.target.title,
+            inst.target.id,
+            inst.labels,
+            cfg.ngram,
+            lexicon,
+        )
+        for inst in instances
+    }

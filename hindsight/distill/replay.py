@@ -96,9 +96,17 @@ class Replay:
         return cls(**record)
 
     def to_dict(self) -> dict:
-        return {"candidate_id": self.candidate_id, "instance_id": self.instance_id, "split": self.split,
-                "flags": self.flags, "reasons": self.reasons, "score": self.score, "actions": self.actions,
-                "transcript_hash": self.transcript_hash, "messages": self.messages}
+        return {
+            "candidate_id": self.candidate_id,
+            "instance_id": self.instance_id,
+            "split": self.split,
+            "flags": self.flags,
+            "reasons": self.reasons,
+            "score": self.score,
+            "actions": self.actions,
+            "transcript_hash": self.transcript_hash,
+            "messages": self.messages,
+        }
 
 
 def candidate_actions(candidate: Episode, replay: Replay) -> list[tuple[str, object]]:
@@ -128,7 +136,9 @@ class Validator:
         actions = candidate_actions(candidate, result)
         task = instance.task()
         env = SearchEnv(task, self.backend, self.config, prompt_texts(self.config.read_paper))
-        live = Live(env, Conversation(task, initial_messages(task, self.config.read_paper)), record_id=candidate.instance_id)
+        live = Live(
+            env, Conversation(task, initial_messages(task, self.config.read_paper)), record_id=candidate.instance_id
+        )
         for i, (tool, arguments) in enumerate(actions):
             if env.done:
                 result.flag("malformed", f"action {i + 1} comes after the episode ended ({env.status})")
@@ -144,8 +154,9 @@ class Validator:
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
         findings = check_messages(messages, self.private[instance.id], task.brief, self.cfg.ngram, self.cfg.title_share)
         if self.cfg.retrieval_words is not None:
-            findings += retrieval_findings(messages, self.backend, self.private[instance.id], task.brief,
-                                           self.cfg.retrieval_words)
+            findings += retrieval_findings(
+                messages, self.backend, self.private[instance.id], task.brief, self.cfg.retrieval_words
+            )
         for finding in findings:
             result.flag(finding.flag, str(finding))
         self._check_results(episode, candidate, instance, result)
@@ -196,9 +207,13 @@ def flag_summary(replays: list[Replay]) -> dict:
     per_target: dict[str, int] = Counter()
     for replay in replays:
         per_target[replay.instance_id] += not replay.flags
-    return {"candidates": len(replays), "valid": sum(not r.flags for r in replays),
-            "flags": {name: sum(name in r.flags for r in replays) for name in FLAGS},
-            "targets": len(per_target), "targets_with_a_valid_candidate": sum(1 for n in per_target.values() if n)}
+    return {
+        "candidates": len(replays),
+        "valid": sum(not r.flags for r in replays),
+        "flags": {name: sum(name in r.flags for r in replays) for name in FLAGS},
+        "targets": len(per_target),
+        "targets_with_a_valid_candidate": sum(1 for n in per_target.values() if n),
+    }
 
 
 def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
@@ -209,8 +224,11 @@ def run_replay(recipe, progress: bool = True) -> tuple[Path, dict]:
     corpus, instances, _ = recipe.data.load()
     by_id = {inst.id: inst for inst in instances}
     candidates = list(read_episodes(cfg.output.candidates / "episodes.jsonl").values())
-    private = private_texts([by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates}
-                             if iid in by_id], corpus, cfg)
+    private = private_texts(
+        [by_id[iid] for iid in {CandidateId.parse(c.instance_id).instance_id for c in candidates} if iid in by_id],
+        corpus,
+        cfg,
+    )
     backend = recipe.search.build(corpus)
     validator = Validator(backend, recipe.protocol, corpus, cfg, private)
     start = time.perf_counter()
@@ -228,10 +246,12 @@ def main(argv: list[str] | None = None) -> int:
 
     def work(recipe, args):
         path, summary = run_replay(recipe)
-        return (f"{summary['valid']} of {summary['candidates']} candidates replay-valid; flags: "
-                + ", ".join(f"{k} {v}" for k, v in summary["flags"].items())
-                + f"\n{summary['targets_with_a_valid_candidate']} of {summary['targets']} targets keep a candidate"
-                + f"\nreplays: {path}\nnext: python distill/select_demos.py {args.recipe}")
+        return (
+            f"{summary['valid']} of {summary['candidates']} candidates replay-valid; flags: "
+            + ", ".join(f"{k} {v}" for k, v in summary["flags"].items())
+            + f"\n{summary['targets_with_a_valid_candidate']} of {summary['targets']} targets keep a candidate"
+            + f"\nreplays: {path}\nnext: python distill/select_demos.py {args.recipe}"
+        )
 
     return recipe_command(__doc__, work, argv)
 

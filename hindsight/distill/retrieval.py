@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hindsight.ids import normalize_arxiv_id
 from hindsight.leaks import (
     Finding,
     PrivateText,
@@ -29,7 +30,6 @@ from hindsight.leaks import (
     terms,
     words,
 )
-from hindsight.ids import normalize_arxiv_id
 
 NO_CUTOFF = dt.date.max
 
@@ -46,8 +46,9 @@ def assistant_texts(message: dict) -> list[str]:
     return [text for text in texts if text.strip()]
 
 
-def retrieval_findings(messages: list[dict], backend, private: PrivateText, brief: str,
-                       min_words: int = 4, only_turn: int | None = None) -> list[Finding]:
+def retrieval_findings(
+    messages: list[dict], backend, private: PrivateText, brief: str, min_words: int = 4, only_turn: int | None = None
+) -> list[Finding]:
     """A `private_copy` finding for each assistant text whose words beyond the public ones find,
     as the best match in `backend` searched without a cutoff, a private paper the episode had not
     surfaced when the text was written. With `only_turn`, only that message's texts are searched
@@ -71,7 +72,13 @@ def retrieval_findings(messages: list[dict], backend, private: PrivateText, brie
             best = backend.search(read, NO_CUTOFF, 1)
             found = normalize_arxiv_id(best[0].id) if best else None
             if found in private.ids and found not in surfaced:
-                findings.append(Finding("private_copy", turn, text,
-                                        f"its best match in the search index is private paper {found}, "
-                                        f"which no search of the episode had returned"))
+                findings.append(
+                    Finding(
+                        "private_copy",
+                        turn,
+                        text,
+                        f"its best match in the search index is private paper {found}, "
+                        f"which no search of the episode had returned",
+                    )
+                )
     return findings

@@ -42,16 +42,31 @@ _ENTRY = re.compile(r"^\d+\. \[(T\d)/\w+\] (.*)\n   Abstract: (.*)$", re.M)
 class ScriptedTeacher:
     name = "scripted-teacher"
 
-    def __init__(self, idf: dict[str, float], seed: int = 0, queries: int = 4, words_per_query: int = 3,
-                 submit: int = 10, max_query_words: int = 64, seed_names: dict[str, str] | None = None,
-                 opening_at: int = 0, anchor_words: int = 0):
+    def __init__(
+        self,
+        idf: dict[str, float],
+        seed: int = 0,
+        queries: int = 4,
+        words_per_query: int = 3,
+        submit: int = 10,
+        max_query_words: int = 64,
+        seed_names: dict[str, str] | None = None,
+        opening_at: int = 0,
+        anchor_words: int = 0,
+    ):
         """`queries` counts every search, the first sentence's included; `opening_at` is where that
         one comes among them (0: first). `anchor_words` of the brief's own words start the first
         keyword query (`_anchor`), the mechanism words filling the rest of its `words_per_query`.
         `seed_names` (task id -> a stable name of its target, from
         the teacher stage) keeps a plan the same across runs; a task without one is seeded from its
         brief."""
-        self.idf, self.seed, self.queries, self.words_per_query, self.submit = idf, seed, queries, words_per_query, submit
+        self.idf, self.seed, self.queries, self.words_per_query, self.submit = (
+            idf,
+            seed,
+            queries,
+            words_per_query,
+            submit,
+        )
         self.opening_at = opening_at
         self.anchor_words = min(anchor_words, words_per_query - 1)
         self.max_query_words = max_query_words
@@ -60,8 +75,14 @@ class ScriptedTeacher:
         self.skipped: dict[str, int] = {}  # planned queries the leak guard refused
 
     def describe(self) -> dict:
-        return {"backend": self.name, "seed": self.seed, "queries": self.queries, "opening": "brief's first sentence",
-                "words_per_query": self.words_per_query, "submission": "keyword searches' results, then the opening's, as surfaced"}
+        return {
+            "backend": self.name,
+            "seed": self.seed,
+            "queries": self.queries,
+            "opening": "brief's first sentence",
+            "words_per_query": self.words_per_query,
+            "submission": "keyword searches' results, then the opening's, as surfaced",
+        }
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         return [self._turn(conv) for conv in batch]
@@ -105,14 +126,18 @@ class ScriptedTeacher:
         # (and their order) changed from target to target with which abstract happened to use
         # which word, and a tiny student learned no mapping from the problem to a query.
         strongest = max(support.values())
-        telling = sorted((term for term in support if support[term] >= strongest / 2),
-                         key=lambda term: (-self.idf.get(term, 0.0), term))
+        telling = sorted(
+            (term for term in support if support[term] >= strongest / 2),
+            key=lambda term: (-self.idf.get(term, 0.0), term),
+        )
         anchor = _anchor(brief, private, self.idf, self.anchor_words)
         queries = [" ".join([*anchor, *(spelling[term] for term in telling[: self.words_per_query - len(anchor)])])]
         for _ in range(keywords - 1):
-            words = rng.sample(pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool)))
+            words = rng.sample(
+                pool[: max(4, len(pool) // 2)] if rng.random() < 0.7 else pool, min(self.words_per_query, len(pool))
+            )
             queries.append(" ".join(words))
-        return [*queries[: self.opening_at], opening, *queries[self.opening_at:]]
+        return [*queries[: self.opening_at], opening, *queries[self.opening_at :]]
 
     def _turn(self, conv: Conversation) -> Turn:
         key = conv.task.task_id
@@ -129,8 +154,9 @@ class ScriptedTeacher:
     def _forwarded(self, conv: Conversation) -> list[dict]:
         opening_query = first_sentence_query(brief_from_messages(conv.messages), self.max_query_words)
         done = searches(conv.messages)
-        keyword_first = [ids for query, ids in done if query != opening_query] + \
-                        [ids for query, ids in done if query == opening_query]
+        keyword_first = [ids for query, ids in done if query != opening_query] + [
+            ids for query, ids in done if query == opening_query
+        ]
         forwarded = list(dict.fromkeys(pid for ids in keyword_first for pid in ids))
         # No rationale: a fixed sentence would carry no information and, ten times per
         # demonstration, outweigh the queries in a student's loss.

@@ -41,8 +41,13 @@ def frozen_threshold(replays: list[Replay], cfg: DistillConfig, path: Path) -> d
     if not dev:
         raise SelectionError("no flag-free dev candidates to choose the threshold on (is distill.splits missing dev?)")
     threshold = float(np.quantile(dev, 1 - cfg.keep_quantile))
-    frozen = {"threshold": threshold, "metric": "ndcg10", "keep_quantile": cfg.keep_quantile,
-              "dev_candidates": len(dev), "frozen_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    frozen = {
+        "threshold": threshold,
+        "metric": "ndcg10",
+        "keep_quantile": cfg.keep_quantile,
+        "dev_candidates": len(dev),
+        "frozen_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
     path.write_text(json.dumps(frozen, indent=2) + "\n")
     return {**frozen, "reused": False}
 
@@ -72,12 +77,16 @@ def select(recipe) -> dict:
     staging = out.sft_set.with_suffix(".jsonl.partial")
     staging.write_text("".join(rows), encoding="utf-8")
     _, audit = audit_recipe(recipe, staging)
-    out.audit.write_text(json.dumps({"rows": audit.rows, "rejected": audit.rejected,
-                                                "findings": audit.lines(out.sft_set)}, indent=2) + "\n")
+    out.audit.write_text(
+        json.dumps({"rows": audit.rows, "rejected": audit.rejected, "findings": audit.lines(out.sft_set)}, indent=2)
+        + "\n"
+    )
     if audit.rejected > cfg.max_rejected_share * max(audit.rows, 1):
-        raise SelectionError(f"the leak audit rejected {audit.rejected} of {audit.rows} rows, more than "
-                             f"distill.max_rejected_share {cfg.max_rejected_share:.0%}; nothing written "
-                             f"({out.audit} lists them). First: {audit.lines(out.sft_set)[0]}")
+        raise SelectionError(
+            f"the leak audit rejected {audit.rejected} of {audit.rows} rows, more than "
+            f"distill.max_rejected_share {cfg.max_rejected_share:.0%}; nothing written "
+            f"({out.audit} lists them). First: {audit.lines(out.sft_set)[0]}"
+        )
     rejected = {order[row - 1] for row in audit.findings}
     staging.write_text("".join(row for iid, row in zip(order, rows) if iid not in rejected), encoding="utf-8")
     staging.replace(out.sft_set)
@@ -86,15 +95,32 @@ def select(recipe) -> dict:
     teacher = {"teacher": cfg.teacher, "model": cfg.model, "revision": recipe.policy.revision}
     with open(out.candidates_manifest, "w", encoding="utf-8") as handle:
         for r in replays:
-            handle.write(json.dumps({"source_instance": r.instance_id, "candidate": r.candidate_id, **teacher,
-                                     "seed": cfg.seed + CandidateId.parse(r.candidate_id).index,
-                                     "score": r.ndcg10, "actions": r.actions, "flags": r.flags,
-                                     "transcript_hash": r.transcript_hash,
-                                     "selected": r.candidate_id in selected_ids}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "source_instance": r.instance_id,
+                        "candidate": r.candidate_id,
+                        **teacher,
+                        "seed": cfg.seed + CandidateId.parse(r.candidate_id).index,
+                        "score": r.ndcg10,
+                        "actions": r.actions,
+                        "flags": r.flags,
+                        "transcript_hash": r.transcript_hash,
+                        "selected": r.candidate_id in selected_ids,
+                    }
+                )
+                + "\n"
+            )
     train_targets = len({r.instance_id for r in replays if r.split == "train"})
     scores = [r.ndcg10 for r in chosen.values()]
-    return {"threshold": frozen, "train_targets": train_targets, "selected": len(chosen), "audit_rejected": len(rejected),
-            "mean_selected_ndcg10": float(np.mean(scores)) if scores else None, "sft_set": str(out.sft_set)}
+    return {
+        "threshold": frozen,
+        "train_targets": train_targets,
+        "selected": len(chosen),
+        "audit_rejected": len(rejected),
+        "mean_selected_ndcg10": float(np.mean(scores)) if scores else None,
+        "sft_set": str(out.sft_set),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     def work(recipe, args):
         summary = select(recipe)
         frozen = summary["threshold"]
-        return (f"threshold nDCG@10 ≥ {frozen['threshold']:.3f} ({'reused, frozen' if frozen['reused'] else 'chosen on'} "
-                f"{frozen['dev_candidates']} dev candidates, keeping the top {frozen['keep_quantile']:.0%})\n"
-                f"selected {summary['selected']} of {summary['train_targets']} train targets, mean nDCG@10 "
-                f"{summary['mean_selected_ndcg10']:.3f}; the leak audit dropped {summary['audit_rejected']} row(s)\n"
-                f"SFT set: {summary['sft_set']}")
+        return (
+            f"threshold nDCG@10 ≥ {frozen['threshold']:.3f} ({'reused, frozen' if frozen['reused'] else 'chosen on'} "
+            f"{frozen['dev_candidates']} dev candidates, keeping the top {frozen['keep_quantile']:.0%})\n"
+            f"selected {summary['selected']} of {summary['train_targets']} train targets, mean nDCG@10 "
+            f"{summary['mean_selected_ndcg10']:.3f}; the leak audit dropped {summary['audit_rejected']} row(s)\n"
+            f"SFT set: {summary['sft_set']}"
+        )
 
     return recipe_command(__doc__, work, argv, errors=(SelectionError,))
 

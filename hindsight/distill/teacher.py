@@ -46,14 +46,30 @@ def corpus_idf(corpus: Corpus) -> dict[str, float]:
 def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed_names: dict[str, str] | None = None):
     if cfg.teacher == "scripted":
         from hindsight.distill.scripted_teacher import ScriptedTeacher
-        return ScriptedTeacher(idf, seed=cfg.seed, queries=cfg.scripted_searches, opening_at=cfg.scripted_opening_at,
-                               anchor_words=cfg.scripted_anchor_words,
-                               max_query_words=recipe.protocol.max_query_words, seed_names=seed_names)
+
+        return ScriptedTeacher(
+            idf,
+            seed=cfg.seed,
+            queries=cfg.scripted_searches,
+            opening_at=cfg.scripted_opening_at,
+            anchor_words=cfg.scripted_anchor_words,
+            max_query_words=recipe.protocol.max_query_words,
+            seed_names=seed_names,
+        )
     from dataclasses import replace
 
     from hindsight.policy import make_policy
-    policy_config = replace(recipe.policy, backend=cfg.teacher, model=cfg.model, api_base=cfg.api_base,
-                            temperature=cfg.temperature, seed=cfg.seed, concurrency=cfg.concurrency, adapter=None)
+
+    policy_config = replace(
+        recipe.policy,
+        backend=cfg.teacher,
+        model=cfg.model,
+        api_base=cfg.api_base,
+        temperature=cfg.temperature,
+        seed=cfg.seed,
+        concurrency=cfg.concurrency,
+        adapter=None,
+    )
     return make_policy(policy_config, recipe.protocol)
 
 
@@ -70,35 +86,64 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
         chosen.update((inst.id, inst) for inst in in_split[: cfg.max_targets or len(in_split)])
     chosen = dict(shard_of(list(chosen.items()), shard))
     idf = corpus_idf(corpus)
-    tasks = {str(CandidateId(inst.id, k)): inst.task(sample=k) for inst in chosen.values() for k in range(cfg.candidates)}
+    tasks = {
+        str(CandidateId(inst.id, k)): inst.task(sample=k) for inst in chosen.values() for k in range(cfg.candidates)
+    }
     instance_of = {task.task_id: chosen[CandidateId.parse(record_id).instance_id] for record_id, task in tasks.items()}
 
     def first_messages(task: Task) -> list[dict]:
-        return teacher_messages(task, instance_of[task.task_id], idf, cfg.private_max, cfg.abstract_chars,
-                                recipe.protocol.read_paper)
+        return teacher_messages(
+            task, instance_of[task.task_id], idf, cfg.private_max, cfg.abstract_chars, recipe.protocol.read_paper
+        )
 
     backend = recipe.search.build(corpus)
     out = cfg.output.candidates if shard is None else shard_dir(cfg, *shard)
-    manifest = {"shard": list(shard) if shard else None, "stage": "distill/teacher", "recipe": recipe.to_dict(), "data_source": recipe.data.source,
-                "teacher_prompt": {"instructions": DEMONSTRATION_INSTRUCTIONS, "private_rules": PRIVATE_RULES},
-                "targets": len(chosen), "candidates_per_target": cfg.candidates, "corpus_hash": corpus.hash,
-                "software": software_versions(), "git_commit": git_commit()}
+    manifest = {
+        "shard": list(shard) if shard else None,
+        "stage": "distill/teacher",
+        "recipe": recipe.to_dict(),
+        "data_source": recipe.data.source,
+        "teacher_prompt": {"instructions": DEMONSTRATION_INSTRUCTIONS, "private_rules": PRIVATE_RULES},
+        "targets": len(chosen),
+        "candidates_per_target": cfg.candidates,
+        "corpus_hash": corpus.hash,
+        "software": software_versions(),
+        "git_commit": git_commit(),
+    }
     # the scripted teacher seeds each plan from its target's name, so a candidate does not depend on
     # which other targets (or shard) share the run
     seed_names = {task.task_id: instance_of[task.task_id].id for task in tasks.values()}
     teacher = make_teacher(cfg, recipe, idf, seed_names)
     if cfg.leak_retries:
         private = private_texts(chosen.values(), corpus, cfg, idf)
-        teacher = LeakGuard(teacher, {task_id: private[inst.id] for task_id, inst in instance_of.items()},
-                            cfg.ngram, cfg.title_share, cfg.leak_retries, backend, cfg.retrieval_words)
-    final = run_episodes(teacher, tasks, backend, recipe.protocol, out, manifest,
-                         batch_size=cfg.batch_size, progress=progress, first_messages=first_messages)
+        teacher = LeakGuard(
+            teacher,
+            {task_id: private[inst.id] for task_id, inst in instance_of.items()},
+            cfg.ngram,
+            cfg.title_share,
+            cfg.leak_retries,
+            backend,
+            cfg.retrieval_words,
+        )
+    final = run_episodes(
+        teacher,
+        tasks,
+        backend,
+        recipe.protocol,
+        out,
+        manifest,
+        batch_size=cfg.batch_size,
+        progress=progress,
+        first_messages=first_messages,
+    )
     if isinstance(teacher, LeakGuard):  # this invocation's turns: a resumed run counts only its own
         final["leak_guard"] = teacher.counts
         (out / "manifest.json").write_text(json.dumps(final, indent=2, default=str) + "\n")
         counts = teacher.counts
-        print(f"leak guard: {counts['refused']} replies refused and asked again over {counts['turns']} teacher turns; "
-              f"{counts['sent_leaking']} turns still leaking after {cfg.leak_retries} retries went through (replay rejects them)")
+        print(
+            f"leak guard: {counts['refused']} replies refused and asked again over {counts['turns']} teacher turns; "
+            f"{counts['sent_leaking']} turns still leaking after {cfg.leak_retries} retries went through (replay rejects them)"
+        )
     return out
 
 
@@ -118,8 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         group.add_argument("--merge", type=int, metavar="N", help="merge the N shards' runs into candidates/")
 
     def work(recipe, args):
-        out = merge_shards(recipe, args.merge) if args.merge else \
-            generate_candidates(recipe, shard=parse_shard(args.shard) if args.shard else None)
+        out = (
+            merge_shards(recipe, args.merge)
+            if args.merge
+            else generate_candidates(recipe, shard=parse_shard(args.shard) if args.shard else None)
+        )
         return f"candidates: {out / 'episodes.jsonl'}\nnext: python distill/replay.py {args.recipe}"
 
     return recipe_command(__doc__, work, argv, options)

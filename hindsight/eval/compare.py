@@ -50,13 +50,16 @@ def write_outputs(report: dict, runs: list[Run], instances, args, demonstrated: 
     plots = []
     if args.plots:
         from hindsight.eval.plots import write_plots
+
         plots = write_plots(report, args.plots)
         written += plots
     if args.html:
         from hindsight.eval.viewer import write_viewer
+
         written.append(write_viewer(report, runs, instances, args.html, plots, demonstrated))
     if args.trec:
         from hindsight.eval.trec import write_trec
+
         written += write_trec(runs, instances, args.trec)
     return written
 
@@ -74,14 +77,22 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
     parser.add_argument("--plots", type=Path, help="write the three PNG figures into this folder")
     parser.add_argument("--trec", type=Path, help="write TREC qrels and run files into this folder")
     parser.add_argument("--html", type=Path, help="write the episode viewer into this folder (open its index.html)")
-    parser.add_argument("--slice", action="append", default=[],
-                        help="also report the funnel by this field: both-submitted (targets where every run "
-                             "submitted a valid answer), split, flagged, labels, or any instance field "
-                             "(dotted, e.g. audit.topic); repeatable")
+    parser.add_argument(
+        "--slice",
+        action="append",
+        default=[],
+        help="also report the funnel by this field: both-submitted (targets where every run "
+        "submitted a valid answer), split, flagged, labels, or any instance field "
+        "(dotted, e.g. audit.topic); repeatable",
+    )
     if several_runs:
-        parser.add_argument("--training-set", type=Path, metavar="SFT_JSONL",
-                            help="the SFT set the student was trained on: adds the overlap slice (eval targets with "
-                                 "and without an antecedent that a training demonstration showed)")
+        parser.add_argument(
+            "--training-set",
+            type=Path,
+            metavar="SFT_JSONL",
+            help="the SFT set the student was trained on: adds the overlap slice (eval targets with "
+            "and without an antecedent that a training demonstration showed)",
+        )
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     return parser
@@ -93,8 +104,9 @@ def execute(args: argparse.Namespace) -> int:
         training_set = getattr(args, "training_set", None)
         demonstrated = demonstrated_ids(training_set) if training_set else None
         slices = tuple(args.slice) + ((OVERLAP,) if training_set and OVERLAP not in args.slice else ())
-        report = compare_runs(runs, instances, n=args.resamples, seed=args.seed, slices=slices,
-                              demonstrated=demonstrated)
+        report = compare_runs(
+            runs, instances, n=args.resamples, seed=args.seed, slices=slices, demonstrated=demonstrated
+        )
     except (ComparisonError, RunError, InstanceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

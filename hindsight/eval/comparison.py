@@ -16,11 +16,23 @@ from hindsight.stats import (
     win_tie_loss,
 )
 
-FUNNEL = (("exposed_gain", "Exposed gain"), ("zero_exposure", "Zero-exposure rate"),
-          ("selected_gain", "Selected gain"), ("gain_kept", "Gain kept"),
-          ("rank_quality", "Rank quality"), ("ndcg10", "Final nDCG@10"))
-END_TO_END = (("ndcg10", "nDCG@10"), ("recall10", "Recall@10"), ("mrr", "MRR"), ("anyhit10", "AnyHit@10"),
-              ("hits3", "≥3 hits"), ("hits5", "≥5 hits"), ("calls", "Mean calls"))
+FUNNEL = (
+    ("exposed_gain", "Exposed gain"),
+    ("zero_exposure", "Zero-exposure rate"),
+    ("selected_gain", "Selected gain"),
+    ("gain_kept", "Gain kept"),
+    ("rank_quality", "Rank quality"),
+    ("ndcg10", "Final nDCG@10"),
+)
+END_TO_END = (
+    ("ndcg10", "nDCG@10"),
+    ("recall10", "Recall@10"),
+    ("mrr", "MRR"),
+    ("anyhit10", "AnyHit@10"),
+    ("hits3", "≥3 hits"),
+    ("hits5", "≥5 hits"),
+    ("calls", "Mean calls"),
+)
 PER_TARGET = ("ndcg10", "recall10", "mrr", "anyhit10", "exposed_gain", "selected_gain", "zero_exposure", "calls")
 RATIOS = {"gain_kept": ("ndcg10", "exposed_gain"), "rank_quality": ("ndcg10", "selected_gain")}
 
@@ -45,12 +57,17 @@ def run_counts(run: Run, instances: list[Instance]) -> dict:
     wanted = {instance.id for instance in instances}
     extra = sorted(set(run.episodes) - wanted)
     if extra:
-        raise ComparisonError(f"run {run.name} has {len(extra)} episode(s) for targets outside its instance set, "
-                              f"e.g. {extra[:3]}")
+        raise ComparisonError(
+            f"run {run.name} has {len(extra)} episode(s) for targets outside its instance set, e.g. {extra[:3]}"
+        )
     statuses = [run.episodes[i].status for i in wanted if i in run.episodes]
-    return {"expected": len(wanted), "attempted": len(statuses),
-            "completed": sum(s in ("submitted", "budget_exhausted") for s in statuses),
-            "submitted": sum(s == "submitted" for s in statuses), "scored": len(wanted)}
+    return {
+        "expected": len(wanted),
+        "attempted": len(statuses),
+        "completed": sum(s in ("submitted", "budget_exhausted") for s in statuses),
+        "submitted": sum(s == "submitted" for s in statuses),
+        "scored": len(wanted),
+    }
 
 
 def score_run(run: Run, instances: list[Instance]) -> list[dict]:
@@ -92,8 +109,11 @@ def paired_differences(a: list[dict], b: list[dict], n: int = 10_000, seed: int 
     out = {}
     for metric, j in index.items():
         point = float(cols_b[:, j].mean() - cols_a[:, j].mean())
-        out[metric] = {**_interval(boot_b[:, j] - boot_a[:, j], point), "p_value": float(p_values[j]),
-                       **win_tie_loss(cols_a[:, j], cols_b[:, j])}
+        out[metric] = {
+            **_interval(boot_b[:, j] - boot_a[:, j], point),
+            "p_value": float(p_values[j]),
+            **win_tie_loss(cols_a[:, j], cols_b[:, j]),
+        }
     ratios = {name: (index[num], index[den]) for name, (num, den) in RATIOS.items()}
     for k, need in enumerate((3, 5)):
         hit = len(PER_TARGET) + 2 * k
@@ -102,13 +122,19 @@ def paired_differences(a: list[dict], b: list[dict], n: int = 10_000, seed: int 
         with np.errstate(divide="ignore", invalid="ignore"):
             samples = boot_b[:, num] / boot_b[:, den] - boot_a[:, num] / boot_a[:, den]
         mean_a, mean_b = cols_a.mean(axis=0), cols_b.mean(axis=0)
-        point = (float(mean_b[num] / mean_b[den] - mean_a[num] / mean_a[den])
-                 if mean_a[den] > 0 and mean_b[den] > 0 else None)
+        point = (
+            float(mean_b[num] / mean_b[den] - mean_a[num] / mean_a[den])
+            if mean_a[den] > 0 and mean_b[den] > 0
+            else None
+        )
         out[name] = {**_interval(samples, point), "p_value": None}
         if name.startswith("hits"):
             eligible = cols_a[:, den] > 0
-            out[name].update(p_value=float(p_values[num]), eligible=int(eligible.sum()),
-                             **win_tie_loss(cols_a[eligible, num], cols_b[eligible, num]))
+            out[name].update(
+                p_value=float(p_values[num]),
+                eligible=int(eligible.sum()),
+                **win_tie_loss(cols_a[eligible, num], cols_b[eligible, num]),
+            )
     return out
 
 
@@ -163,16 +189,34 @@ def _natural(item: tuple[str, list]) -> tuple:
     return (0, int(value), "") if value.isdigit() else (1, 0, value)
 
 
-def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, seed: int = 0,
-                 slices: tuple[str, ...] = (), demonstrated: set[str] | None = None) -> dict:
+def compare_runs(
+    runs: list[Run],
+    instances: list[Instance],
+    n: int = 10_000,
+    seed: int = 0,
+    slices: tuple[str, ...] = (),
+    demonstrated: set[str] | None = None,
+) -> dict:
     """`demonstrated`: the paper ids of the SFT set, for the training-antecedent overlap slice."""
     if len(runs) < 1:
         raise ComparisonError("name at least one run")
     check_comparable(runs)
     scores = {run.name: score_run(run, instances) for run in runs}
-    report = {"runs": {run.name: {"counts": run_counts(run, instances), "summary": aggregate(scores[run.name]),
-                                  "manifest": run.manifest} for run in runs},
-              "differences": {}, "slices": {}, "resamples": n, "seed": seed, "per_target": scores}
+    report = {
+        "runs": {
+            run.name: {
+                "counts": run_counts(run, instances),
+                "summary": aggregate(scores[run.name]),
+                "manifest": run.manifest,
+            }
+            for run in runs
+        },
+        "differences": {},
+        "slices": {},
+        "resamples": n,
+        "seed": seed,
+        "per_target": scores,
+    }
     base = runs[0].name
     for other in runs[1:]:
         report["differences"][f"{other.name} - {base}"] = paired_differences(scores[base], scores[other.name], n, seed)
@@ -180,8 +224,9 @@ def compare_runs(runs: list[Run], instances: list[Instance], n: int = 10_000, se
         groups: dict[str, list[int]] = defaultdict(list)
         for i, instance in enumerate(instances):
             groups[slice_value(instance, {name: scores[name][i] for name in scores}, field, demonstrated)].append(i)
-        report["slices"][field] = {value: _slice_group(rows, scores, runs, n, seed)
-                                   for value, rows in sorted(groups.items(), key=_natural)}
+        report["slices"][field] = {
+            value: _slice_group(rows, scores, runs, n, seed) for value, rows in sorted(groups.items(), key=_natural)
+        }
     return report
 
 
@@ -190,10 +235,16 @@ def _slice_group(rows: list[int], scores: dict[str, list[dict]], runs: list[Run]
     with its paired interval (nDCG@10 under `differences`, the funnel under `funnel_differences`)."""
     base = runs[0].name
     means = {name: aggregate([scores[name][i] for i in rows]) for name in scores}
-    differences = {f"{o.name} - {base}": paired_differences([scores[base][i] for i in rows],
-                                                            [scores[o.name][i] for i in rows], n, seed)
-                   for o in runs[1:]}
-    return {"targets": len(rows), "ndcg10": {name: means[name]["ndcg10"] for name in scores},
-            "funnel": {name: {key: means[name][key] for key in SLICE_FUNNEL} for name in scores},
-            "differences": {name: d["ndcg10"] for name, d in differences.items()},
-            "funnel_differences": {name: {key: d[key] for key in SLICE_FUNNEL} for name, d in differences.items()}}
+    differences = {
+        f"{o.name} - {base}": paired_differences(
+            [scores[base][i] for i in rows], [scores[o.name][i] for i in rows], n, seed
+        )
+        for o in runs[1:]
+    }
+    return {
+        "targets": len(rows),
+        "ndcg10": {name: means[name]["ndcg10"] for name in scores},
+        "funnel": {name: {key: means[name][key] for key in SLICE_FUNNEL} for name in scores},
+        "differences": {name: d["ndcg10"] for name, d in differences.items()},
+        "funnel_differences": {name: {key: d[key] for key in SLICE_FUNNEL} for name, d in differences.items()},
+    }

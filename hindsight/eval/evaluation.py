@@ -22,8 +22,9 @@ from hindsight.stages import StudentManifest
 def select_instances(instances, split: str, limit: int | None):
     chosen = [inst for inst in instances if inst.split == split]
     if not chosen:
-        raise ValueError(f"no instances in split {split!r} (splits present: "
-                         f"{', '.join(sorted({i.split for i in instances}))})")
+        raise ValueError(
+            f"no instances in split {split!r} (splits present: {', '.join(sorted({i.split for i in instances}))})"
+        )
     return chosen[:limit] if limit else chosen
 
 
@@ -41,18 +42,24 @@ def write_instances(path: Path, instances) -> str:
 def check_rendering(manifest: StudentManifest, policy, enable_thinking: bool) -> None:
     """Refuse a student trained on prompts rendered otherwise than the evaluator will render them."""
     if manifest.enable_thinking is not None and manifest.enable_thinking != enable_thinking:
-        raise ValueError(f"{manifest.path}: the student was trained with enable_thinking={manifest.enable_thinking}, "
-                         f"but policy.enable_thinking is {enable_thinking}")
+        raise ValueError(
+            f"{manifest.path}: the student was trained with enable_thinking={manifest.enable_thinking}, "
+            f"but policy.enable_thinking is {enable_thinking}"
+        )
     renderer = getattr(policy, "renderer", None)
     template = getattr(getattr(renderer, "tokenizer", None), "chat_template", None)
     if manifest.chat_template_hash and template and text_hash(template) != manifest.chat_template_hash:
-        raise ValueError(f"{manifest.path}: the student was trained with another chat template than the one "
-                         f"{policy.name} renders prompts with; train and evaluate with the same template")
+        raise ValueError(
+            f"{manifest.path}: the student was trained with another chat template than the one "
+            f"{policy.name} renders prompts with; train and evaluate with the same template"
+        )
     # only templates that read reasoning_content render history differently as generated
     if template and "reasoning_content" in template and manifest.history != HISTORY_RENDERING:
-        raise ValueError(f"{manifest.path}: the student was trained with history rendered "
-                         f"{manifest.history or 'by the template alone'}, but {policy.name} renders it "
-                         f"{HISTORY_RENDERING}; retrain it with this version")
+        raise ValueError(
+            f"{manifest.path}: the student was trained with history rendered "
+            f"{manifest.history or 'by the template alone'}, but {policy.name} renders it "
+            f"{HISTORY_RENDERING}; retrain it with this version"
+        )
 
 
 def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | None]:
@@ -62,11 +69,15 @@ def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | N
     if not manifest.lora:
         return str(manifest.output), None
     if not _same_model(manifest.base_model, policy_model):
-        raise ValueError(f"{manifest.path}: the adapter was trained on {manifest.base_model}, but policy.model is "
-                         f"{policy_model}; set policy.model={manifest.base_model}")
+        raise ValueError(
+            f"{manifest.path}: the adapter was trained on {manifest.base_model}, but policy.model is "
+            f"{policy_model}; set policy.model={manifest.base_model}"
+        )
     if manifest.gguf_sha256 and manifest.gguf_sha256 != model_provenance(policy_model).get("gguf_sha256"):
-        raise ValueError(f"{manifest.path}: the adapter was trained on a GGUF file with sha256 "
-                         f"{manifest.gguf_sha256[:12]}…, but {policy_model} now holds other weights")
+        raise ValueError(
+            f"{manifest.path}: the adapter was trained on a GGUF file with sha256 "
+            f"{manifest.gguf_sha256[:12]}…, but {policy_model} now holds other weights"
+        )
     return policy_model, str(manifest.output)
 
 
@@ -74,9 +85,16 @@ def _same_model(a: str, b: str) -> bool:
     return a == b or (Path(a).exists() and Path(b).exists() and Path(a).resolve() == Path(b).resolve())
 
 
-def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str | None = None,
-             limit: int | None = None, progress: bool = True, student: str | None = None,
-             shard: tuple[int, int] | None = None) -> Path:
+def evaluate(
+    recipe: Recipe,
+    name: str,
+    adapter: str | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    student: str | None = None,
+    shard: tuple[int, int] | None = None,
+) -> Path:
     """`student`: a train/sft.py output_dir, evaluated as what it holds (adapter or full model).
     `shard` (I, N): only every N-th target from the I-th, into <name>/shards/I-of-N (`merge_evaluation`)."""
     if student:
@@ -93,16 +111,37 @@ def evaluate(recipe: Recipe, name: str, adapter: str | None = None, split: str |
     policy = make_policy(recipe.policy, recipe.protocol, adapter=adapter)
     if student:
         check_rendering(StudentManifest.read(student), policy, recipe.policy.enable_thinking)
-    manifest = {"name": name, "recipe": recipe.to_dict(), "recipe_path": recipe.path, "adapter": adapter,
-                "student": student,
-                "scorer_version": SCORER_VERSION, "data_source": recipe.data.source,
-                "instances": {"path": "instances.jsonl", "sha256": digest, "split": split or recipe.data.split,
-                              "count": len(chosen)},
-                "corpus_hash": corpus.hash, "data_report": report.to_dict(), "software": software_versions(),
-                "git_commit": git_commit(), "shard": list(shard) if shard else None}
+    manifest = {
+        "name": name,
+        "recipe": recipe.to_dict(),
+        "recipe_path": recipe.path,
+        "adapter": adapter,
+        "student": student,
+        "scorer_version": SCORER_VERSION,
+        "data_source": recipe.data.source,
+        "instances": {
+            "path": "instances.jsonl",
+            "sha256": digest,
+            "split": split or recipe.data.split,
+            "count": len(chosen),
+        },
+        "corpus_hash": corpus.hash,
+        "data_report": report.to_dict(),
+        "software": software_versions(),
+        "git_commit": git_commit(),
+        "shard": list(shard) if shard else None,
+    }
     try:
-        run_episodes(policy, tasks_of(chosen), backend, recipe.protocol, run_dir, manifest,
-                     batch_size=recipe.policy.batch_size, progress=progress)
+        run_episodes(
+            policy,
+            tasks_of(chosen),
+            backend,
+            recipe.protocol,
+            run_dir,
+            manifest,
+            batch_size=recipe.policy.batch_size,
+            progress=progress,
+        )
     finally:
         if hasattr(policy, "close"):  # an engine with worker processes (vllm) stops here, not at exit
             policy.close()
@@ -118,8 +157,10 @@ def merge_evaluation(recipe: Recipe, name: str, count: int, split: str | None = 
     manifests, merged_ids = merge_runs(run_dir, count)
     missing = [inst.id for inst in chosen if inst.id not in merged_ids]
     if missing or len(merged_ids) != len(chosen):
-        raise ValueError(f"{run_dir}: the {count} shards do not cover the split's {len(chosen)} targets "
-                         f"({len(missing)} missing, e.g. {missing[:3]}); were they run with the same --split and --limit?")
+        raise ValueError(
+            f"{run_dir}: the {count} shards do not cover the split's {len(chosen)} targets "
+            f"({len(missing)} missing, e.g. {missing[:3]}); were they run with the same --split and --limit?"
+        )
     digest = write_instances(run_dir / "instances.jsonl", chosen)
     instances_record = {**manifests[0]["instances"], "sha256": digest, "count": len(chosen)}
     merged = merged_manifest(manifests, instances=instances_record)

@@ -31,27 +31,31 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class GateConfig:
-    split: str = "dev"                   # the targets the gate runs on: never the eval split, never trained on
-    max_targets: int | None = None       # only the first N of them
+    split: str = "dev"  # the targets the gate runs on: never the eval split, never trained on
+    max_targets: int | None = None  # only the first N of them
     min_copied_first_queries: float = 0.5  # share of episodes whose first query is copied from the brief
     min_surfaced_submissions: float = 0.5  # share of submitted ids that a search of the same episode returned
-    max_malformed: float = 0.2           # share of episodes that end in an unreadable action
-    retrain_epochs: int = 2              # the demo's base stage: further epochs it may take before it gives up
+    max_malformed: float = 0.2  # share of episodes that end in an unreadable action
+    retrain_epochs: int = 2  # the demo's base stage: further epochs it may take before it gives up
 
     @classmethod
     def from_recipe(cls, recipe) -> GateConfig:
         config = from_mapping(cls, recipe.stages.get("gate"), f"{recipe.path}: gate")
         if config.split == "eval":
-            raise ConfigError(f"{recipe.path}: gate.split may not be eval: the gate must not see the targets "
-                             "the comparison is made on")
+            raise ConfigError(
+                f"{recipe.path}: gate.split may not be eval: the gate must not see the targets "
+                "the comparison is made on"
+            )
         return config
 
 
 def recipe_summary(recipe) -> str:
     """For `hindsight validate`: the gate section read and checked."""
     cfg = GateConfig.from_recipe(recipe)
-    return (f"gate on {cfg.split}: copied first queries ≥ {cfg.min_copied_first_queries:.0%}, "
-            f"surfaced submissions ≥ {cfg.min_surfaced_submissions:.0%}, malformed ≤ {cfg.max_malformed:.0%}")
+    return (
+        f"gate on {cfg.split}: copied first queries ≥ {cfg.min_copied_first_queries:.0%}, "
+        f"surfaced submissions ≥ {cfg.min_surfaced_submissions:.0%}, malformed ≤ {cfg.max_malformed:.0%}"
+    )
 
 
 def words(text: str) -> list[str]:
@@ -79,9 +83,9 @@ def first_query(episode: Episode) -> str | None:
 @dataclass
 class Capabilities:
     episodes: int
-    copied_first_queries: float    # share of episodes whose first query is copied from the brief
-    surfaced_submissions: float    # share of submitted ids that a search of the same episode returned
-    malformed: float               # share of episodes that ended malformed
+    copied_first_queries: float  # share of episodes whose first query is copied from the brief
+    surfaced_submissions: float  # share of submitted ids that a search of the same episode returned
+    malformed: float  # share of episodes that ended malformed
     submitted_ids: int
 
     def to_dict(self) -> dict:
@@ -98,29 +102,34 @@ def measure(episodes: list[Episode], briefs: dict[str, str]) -> Capabilities:
         returned = set(ep.exposure_order())
         submitted += len(ep.submission)
         surfaced += sum(1 for paper in ep.submission if paper.id in returned)
-    return Capabilities(episodes=len(episodes), copied_first_queries=copied / len(episodes),
-                        surfaced_submissions=surfaced / submitted if submitted else 0.0,
-                        malformed=sum(1 for ep in episodes if ep.status == "malformed") / len(episodes),
-                        submitted_ids=submitted)
+    return Capabilities(
+        episodes=len(episodes),
+        copied_first_queries=copied / len(episodes),
+        surfaced_submissions=surfaced / submitted if submitted else 0.0,
+        malformed=sum(1 for ep in episodes if ep.status == "malformed") / len(episodes),
+        submitted_ids=submitted,
+    )
 
 
 # What a student that fails each check lacks, and what to try.
 ADVICE = {
     "copied_first_queries": "it does not copy its brief into a query: the query-copying phase did not take "
-                            "(check curriculum.json: did 'copying queries' reach its loss? raise BASE_QUERY_COPY_STEPS "
-                            "or BASE_ATTEMPTS)",
+    "(check curriculum.json: did 'copying queries' reach its loss? raise BASE_QUERY_COPY_STEPS "
+    "or BASE_ATTEMPTS)",
     "surfaced_submissions": "it submits ids it never saw: copying ids out of results did not take "
-                            "(check curriculum.json: did 'copying ids' reach its loss? raise BASE_ID_COPY_STEPS "
-                            "or BASE_ATTEMPTS)",
+    "(check curriculum.json: did 'copying ids' reach its loss? raise BASE_ID_COPY_STEPS "
+    "or BASE_ATTEMPTS)",
     "malformed": "its actions do not parse: more epochs on the naive demonstrations (BASE_EPOCHS)",
 }
 
 
 def failures(measured: Capabilities, config: GateConfig) -> list[str]:
     """One line for each capability below its threshold, saying what it means."""
-    checks = [("copied_first_queries", measured.copied_first_queries, config.min_copied_first_queries, ">="),
-              ("surfaced_submissions", measured.surfaced_submissions, config.min_surfaced_submissions, ">="),
-              ("malformed", measured.malformed, config.max_malformed, "<=")]
+    checks = [
+        ("copied_first_queries", measured.copied_first_queries, config.min_copied_first_queries, ">="),
+        ("surfaced_submissions", measured.surfaced_submissions, config.min_surfaced_submissions, ">="),
+        ("malformed", measured.malformed, config.max_malformed, "<="),
+    ]
     lines = []
     for name, value, threshold, sense in checks:
         ok = value >= threshold if sense == ">=" else value <= threshold
@@ -143,23 +152,32 @@ def main(argv: list[str] | None = None) -> int:
 
     def work(recipe, args):
         config = GateConfig.from_recipe(recipe)
-        run_dir = evaluate(recipe, args.name, split=config.split, limit=config.max_targets, student=args.student,
-                           progress=False)
+        run_dir = evaluate(
+            recipe, args.name, split=config.split, limit=config.max_targets, student=args.student, progress=False
+        )
         run = load_run(run_dir)
         briefs = {inst.id: inst.brief for inst in load_instances(run.instances_path)}
         measured = measure(list(run.episodes.values()), briefs)
         missing = failures(measured, config)
-        verdict = {"passed": not missing, "split": config.split, **measured.to_dict(), "failures": missing,
-                   "thresholds": {"min_copied_first_queries": config.min_copied_first_queries,
-                                  "min_surfaced_submissions": config.min_surfaced_submissions,
-                                  "max_malformed": config.max_malformed}}
+        verdict = {
+            "passed": not missing,
+            "split": config.split,
+            **measured.to_dict(),
+            "failures": missing,
+            "thresholds": {
+                "min_copied_first_queries": config.min_copied_first_queries,
+                "min_surfaced_submissions": config.min_surfaced_submissions,
+                "max_malformed": config.max_malformed,
+            },
+        }
         (run_dir / "gate.json").write_text(json.dumps(verdict, indent=1) + "\n")
-        line = (f"gate on {measured.episodes} {config.split} targets: first queries copied from the brief "
-                f"{measured.copied_first_queries:.1%}, submitted ids surfaced {measured.surfaced_submissions:.1%} "
-                f"(of {measured.submitted_ids}), malformed {measured.malformed:.1%}")
+        line = (
+            f"gate on {measured.episodes} {config.split} targets: first queries copied from the brief "
+            f"{measured.copied_first_queries:.1%}, submitted ids surfaced {measured.surfaced_submissions:.1%} "
+            f"(of {measured.submitted_ids}), malformed {measured.malformed:.1%}"
+        )
         if missing:
             return line + "\nFAILED: the student lacks a capability the comparison needs:\n  " + "\n  ".join(missing), 1
         return line + "\npassed", 0
 
     return recipe_command(USAGE, work, argv, options, errors=(RunDirError,))
-

@@ -24,8 +24,15 @@ def score_distribution(report: dict, path: Path) -> Path:
         zero = (values == 0).mean() * 100
         counts, _ = np.histogram(values[values > 0], bins=edges)
         shares = counts / len(values) * 100
-        ax.bar(-1 + j * width, zero, width, color=f"C{j}", hatch="//", edgecolor="black",
-               label=f"{name} (at zero: {zero:.0f}%)")
+        ax.bar(
+            -1 + j * width,
+            zero,
+            width,
+            color=f"C{j}",
+            hatch="//",
+            edgecolor="black",
+            label=f"{name} (at zero: {zero:.0f}%)",
+        )
         ax.bar(np.arange(10) + j * width, shares, width, color=f"C{j}")
     ax.set_xticks([-1 + 0.4 - width / 2] + list(np.arange(10) + 0.4 - width / 2))
     ax.set_xticklabels(["0"] + [f"({edges[i]:.1f},{edges[i + 1]:.1f}]" for i in range(10)], rotation=45, ha="right")
@@ -77,6 +84,8 @@ def _save(fig, path: Path) -> Path:
 
 def write_plots(report: dict, out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
-    return [score_distribution(report, out_dir / "ndcg_distribution.png"),
-            exposure_curves(report, out_dir / "exposure_progress.png"),
-            hit_histogram(report, out_dir / "hits_histogram.png")]
+    return [
+        score_distribution(report, out_dir / "ndcg_distribution.png"),
+        exposure_curves(report, out_dir / "exposure_progress.png"),
+        hit_histogram(report, out_dir / "hits_histogram.png"),
+    ]

@@ -1,6 +1,6 @@
 """Print one run: its counts, funnel and end-to-end metrics (eval/compare.py compares several).
 
-    python eval/report.py base [--runs-dir runs] [--json OUT] [--plots DIR] [--html DIR]
+python eval/report.py base [--runs-dir runs] [--json OUT] [--plots DIR] [--html DIR]
 """
 
 from __future__ import annotations

@@ -30,12 +30,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--name", required=True, help="the run's folder under the recipe's runs_dir")
         student = parser.add_mutually_exclusive_group()
         student.add_argument("--adapter", help="a PEFT adapter to apply to the policy's model")
-        student.add_argument("--student", help="a train/sft.py output_dir: its adapter on policy.model, or its "
-                                               "fully fine-tuned model (train_manifest.json says which)")
+        student.add_argument(
+            "--student",
+            help="a train/sft.py output_dir: its adapter on policy.model, or its "
+            "fully fine-tuned model (train_manifest.json says which)",
+        )
         parser.add_argument("--split", help="the split to evaluate (default: the recipe's data.split)")
         parser.add_argument("--limit", type=int, help="only the first N targets of the split")
         sharding = parser.add_mutually_exclusive_group()
-        sharding.add_argument("--shard", metavar="I/N", help="only every N-th target starting at the I-th (one job of N)")
+        sharding.add_argument(
+            "--shard", metavar="I/N", help="only every N-th target starting at the I-th (one job of N)"
+        )
         sharding.add_argument("--merge", type=int, metavar="N", help="merge the run's N complete shards into one run")
 
     def work(recipe, args):
@@ -43,12 +48,23 @@ def main(argv: list[str] | None = None) -> int:
             run_dir = merge_evaluation(recipe, args.name, args.merge, split=args.split, limit=args.limit)
         else:
             shard = parse_shard(args.shard) if args.shard else None
-            run_dir = evaluate(recipe, args.name, adapter=args.adapter, split=args.split, limit=args.limit,
-                               student=args.student, shard=shard)
+            run_dir = evaluate(
+                recipe,
+                args.name,
+                adapter=args.adapter,
+                split=args.split,
+                limit=args.limit,
+                student=args.student,
+                shard=shard,
+            )
             if shard:
-                return f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {shard[1]}"
-        return (f"episodes: {run_dir / 'episodes.jsonl'}\nmanifest: {run_dir / 'manifest.json'}\n"
-                f"next: python eval/report.py {args.name} --runs-dir {run_dir.parent}")
+                return (
+                    f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {shard[1]}"
+                )
+        return (
+            f"episodes: {run_dir / 'episodes.jsonl'}\nmanifest: {run_dir / 'manifest.json'}\n"
+            f"next: python eval/report.py {args.name} --runs-dir {run_dir.parent}"
+        )
 
     return recipe_command(__doc__, work, argv, options, errors=(RunDirError,))
 

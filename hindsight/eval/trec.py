@@ -39,5 +39,7 @@ def write_run_file(run: Run, instances: list[Instance], path: Path) -> Path:
 def write_trec(runs: list[Run], instances: list[Instance], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [write_qrels(instances, out_dir / "qrels.txt"),
-            *(write_run_file(run, instances, out_dir / f"{run.name}.run") for run in runs)]
+    return [
+        write_qrels(instances, out_dir / "qrels.txt"),
+        *(write_run_file(run, instances, out_dir / f"{run.name}.run") for run in runs),
+    ]

@@ -50,7 +50,13 @@ def episode_view(episode: Episode | None, score: dict, tiers: dict[str, str]) ->
     where every antecedent was first exposed."""
     view = {key: score[key] for key in ("status", "ndcg10", "exposed_gain", "selected_gain", "calls", "hits")}
     if episode is None:
-        return {**view, "error": "no episode recorded for this target", "steps": [], "submission": [], "first_exposed": {}}
+        return {
+            **view,
+            "error": "no episode recorded for this target",
+            "steps": [],
+            "submission": [],
+            "first_exposed": {},
+        }
     seen = papers_seen(episode)
     steps, first_exposed = [], {}
     for number, step in enumerate(episode.steps, start=1):
@@ -60,15 +66,31 @@ def episode_view(episode: Episode | None, score: dict, tiers: dict[str, str]) ->
             if pid in tiers:
                 first_exposed.setdefault(pid, number)
             returned.append({"id": pid, **seen.get(pid, {}), "tier": tiers.get(pid)})
-        steps.append({"tool": step.tool, "args": step.args, "error": step.error,
-                      "raw": step.raw if step.tool not in ("search_papers", "submit_answer", "read_paper") else None,
-                      "returned": returned})
+        steps.append(
+            {
+                "tool": step.tool,
+                "args": step.args,
+                "error": step.error,
+                "raw": step.raw if step.tool not in ("search_papers", "submit_answer", "read_paper") else None,
+                "returned": returned,
+            }
+        )
     submission = []
     for rank, paper in enumerate(episode.submission, start=1):
         pid = normalize_arxiv_id(paper.id) or paper.id
-        found = next((n for n, step in enumerate(steps, start=1) if any(r["id"] == pid for r in step["returned"])), None)
-        submission.append({"rank": rank, "id": pid, "title": seen.get(pid, {}).get("title"), "rationale": paper.rationale,
-                           "tier": tiers.get(pid), "surfaced_at": found})
+        found = next(
+            (n for n, step in enumerate(steps, start=1) if any(r["id"] == pid for r in step["returned"])), None
+        )
+        submission.append(
+            {
+                "rank": rank,
+                "id": pid,
+                "title": seen.get(pid, {}).get("title"),
+                "rationale": paper.rationale,
+                "tier": tiers.get(pid),
+                "surfaced_at": found,
+            }
+        )
     return {**view, "error": episode.error, "steps": steps, "submission": submission, "first_exposed": first_exposed}
 
 
@@ -76,27 +98,52 @@ def target_view(instance: Instance, runs: list[Run], scores: dict[str, dict]) ->
     gains = eligible_gains(instance)
     tiers = {label.id: label.tier for label in instance.labels if label.id in gains}
     return {
-        "id": instance.id, "split": instance.split, "brief": instance.brief, "cutoff": instance.cutoff.isoformat(),
+        "id": instance.id,
+        "split": instance.split,
+        "brief": instance.brief,
+        "cutoff": instance.cutoff.isoformat(),
         # what only the evaluator knows: the agent saw none of it
-        "evaluator": {"target": instance.target.to_dict(),
-                      "labels": [{"id": label.id, "tier": label.tier, "role": label.role, "gain": gains[label.id],
-                                  "title": label.title} for label in instance.labels if label.id in gains]},
+        "evaluator": {
+            "target": instance.target.to_dict(),
+            "labels": [
+                {"id": label.id, "tier": label.tier, "role": label.role, "gain": gains[label.id], "title": label.title}
+                for label in instance.labels
+                if label.id in gains
+            ],
+        },
         "runs": {run.name: episode_view(run.episodes.get(instance.id), scores[run.name], tiers) for run in runs},
     }
 
 
-def index_row(number: int, instance: Instance, runs: list[Run], scores: dict[str, dict],
-              slices: tuple[str, ...], demonstrated: set[str] | None) -> dict:
-    row = {"n": number, "id": instance.id, "brief": instance.brief[:160], "labels": scores[runs[0].name]["n_labels"],
-           "runs": {run.name: {key: scores[run.name][key] for key in INDEX_METRICS} for run in runs},
-           "slices": {field: slice_value(instance, scores, field, demonstrated) for field in slices}}
+def index_row(
+    number: int,
+    instance: Instance,
+    runs: list[Run],
+    scores: dict[str, dict],
+    slices: tuple[str, ...],
+    demonstrated: set[str] | None,
+) -> dict:
+    row = {
+        "n": number,
+        "id": instance.id,
+        "brief": instance.brief[:160],
+        "labels": scores[runs[0].name]["n_labels"],
+        "runs": {run.name: {key: scores[run.name][key] for key in INDEX_METRICS} for run in runs},
+        "slices": {field: slice_value(instance, scores, field, demonstrated) for field in slices},
+    }
     if len(runs) > 1:
         row["outcome"] = outcome(scores[runs[0].name]["ndcg10"], scores[runs[1].name]["ndcg10"])
     return row
 
 
-def write_viewer(report: dict, runs: list[Run], instances: list[Instance], out_dir: str | Path,
-                 plots: list[Path] | None = None, demonstrated: set[str] | None = None) -> Path:
+def write_viewer(
+    report: dict,
+    runs: list[Run],
+    instances: list[Instance],
+    out_dir: str | Path,
+    plots: list[Path] | None = None,
+    demonstrated: set[str] | None = None,
+) -> Path:
     """Write the site for `report` (compare_runs' output, per-target scores included); returns index.html."""
     out = Path(out_dir)
     targets_dir = out / "data" / "targets"
@@ -110,17 +157,26 @@ def write_viewer(report: dict, runs: list[Run], instances: list[Instance], out_d
     for number, instance in enumerate(instances):
         scores = {run.name: report["per_target"][run.name][number] for run in runs}
         rows.append(index_row(number, instance, runs, scores, slices, demonstrated))
-        (targets_dir / f"{number}.js").write_text(_js("HINDSIGHT_TARGET_DATA", target_view(instance, runs, scores)),
-                                                  encoding="utf-8")
+        (targets_dir / f"{number}.js").write_text(
+            _js("HINDSIGHT_TARGET_DATA", target_view(instance, runs, scores)), encoding="utf-8"
+        )
     plot_links = []
     for plot in plots or []:
         if plot.suffix == ".png":
             (out / "plots").mkdir(exist_ok=True)
             shutil.copyfile(plot, out / "plots" / plot.name)
             plot_links.append(f"plots/{plot.name}")
-    summary = {name: {key: run["summary"][key] for key in ("targets", "ndcg10", "exposed_gain", "selected_gain")}
-               for name, run in report["runs"].items()}
-    index = {"runs": [run.name for run in runs], "comparison": f"{runs[1].name} - {runs[0].name}" if len(runs) > 1 else None,
-             "slices": list(slices), "plots": plot_links, "summary": summary, "rows": rows}
+    summary = {
+        name: {key: run["summary"][key] for key in ("targets", "ndcg10", "exposed_gain", "selected_gain")}
+        for name, run in report["runs"].items()
+    }
+    index = {
+        "runs": [run.name for run in runs],
+        "comparison": f"{runs[1].name} - {runs[0].name}" if len(runs) > 1 else None,
+        "slices": list(slices),
+        "plots": plot_links,
+        "summary": summary,
+        "rows": rows,
+    }
     (out / "data" / "index.js").write_text(_js("HINDSIGHT_INDEX", index), encoding="utf-8")
     return out / "index.html"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hindsight.jsonl import sha256_file
 
-SOURCE_FILE = "gguf_source.json"   # written last: a folder without it is an unfinished conversion
+SOURCE_FILE = "gguf_source.json"  # written last: a folder without it is an unfinished conversion
 
 
 def is_gguf(name: str | os.PathLike | None) -> bool:
@@ -60,7 +60,11 @@ def materialize(path: str | os.PathLike, dtype: str = "float32", progress: bool 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if progress:
-        print(f"dequantising {path.name} (sha256 {digest[:12]}) into {folder} — once per file", file=sys.stderr, flush=True)
+        print(
+            f"dequantising {path.name} (sha256 {digest[:12]}) into {folder} — once per file",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
         model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
@@ -74,7 +78,9 @@ def materialize(path: str | os.PathLike, dtype: str = "float32", progress: bool 
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    (tmp / SOURCE_FILE).write_text(json.dumps({"file": str(path.resolve()), "sha256": digest, "dtype": dtype}, indent=2))
+    (tmp / SOURCE_FILE).write_text(
+        json.dumps({"file": str(path.resolve()), "sha256": digest, "dtype": dtype}, indent=2)
+    )
     try:
         tmp.rename(folder)
     except OSError:  # another process finished first
@@ -97,8 +103,11 @@ def model_provenance(name: str | None) -> dict:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m hindsight.models.gguf", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m hindsight.models.gguf",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("file", help="a .gguf model file")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     args = parser.parse_args(argv)

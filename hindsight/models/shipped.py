@@ -50,12 +50,24 @@ def seal(folder: str | Path, inputs: dict, command: list[str], seconds: float) -
     import torch
 
     folder = Path(folder)
-    record = {"key": digest(inputs), "inputs": inputs, "command": command,
-              "files": {path.name: sha256_file(path) for path in sorted(folder.iterdir())
-                        if path.is_file() and path.name != PROVENANCE},
-              "built": {"seconds": round(seconds), "date": time.strftime("%Y-%m-%d"), "cpu": _cpu(),
-                        "torch_threads": torch.get_num_threads(), "git_commit": git_commit(),
-                        "software": software_versions()}}
+    record = {
+        "key": digest(inputs),
+        "inputs": inputs,
+        "command": command,
+        "files": {
+            path.name: sha256_file(path)
+            for path in sorted(folder.iterdir())
+            if path.is_file() and path.name != PROVENANCE
+        },
+        "built": {
+            "seconds": round(seconds),
+            "date": time.strftime("%Y-%m-%d"),
+            "cpu": _cpu(),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": git_commit(),
+            "software": software_versions(),
+        },
+    }
     (folder / PROVENANCE).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
 
@@ -73,8 +85,10 @@ def check(folder: str | Path, inputs: dict) -> dict:
         if sha256_file(folder / name) != sha:
             raise StaleModel(f"{folder / name}: its sha256 differs from {path}'s: the file was changed or damaged")
     if record["key"] != digest(inputs):
-        changed = sorted(name for name in inputs.keys() | record["inputs"].keys()
-                         if inputs.get(name) != record["inputs"].get(name))
-        raise StaleModel(f"{folder} was built from other inputs than this code and these settings give "
-                         f"({', '.join(changed)} differ)")
+        changed = sorted(
+            name for name in inputs.keys() | record["inputs"].keys() if inputs.get(name) != record["inputs"].get(name)
+        )
+        raise StaleModel(
+            f"{folder} was built from other inputs than this code and these settings give ({', '.join(changed)} differ)"
+        )
     return record

@@ -19,15 +19,15 @@ class Conversation:
 
 @dataclass
 class Turn:
-    text: str = ""                                     # the model's reply as it came (logged as the step's raw)
-    content: str = ""                                  # the reply without tool-call markup (the message content)
+    text: str = ""  # the model's reply as it came (logged as the step's raw)
+    content: str = ""  # the reply without tool-call markup (the message content)
     calls: list[ToolCall] = field(default_factory=list)
-    parse_error: str | None = None                     # why no call could be read from `text`
+    parse_error: str | None = None  # why no call could be read from `text`
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
-    failure: str | None = None                         # "context_overflow" or an error: the episode ends
-    attempts: int = 1                                   # requests made (retries included)
+    failure: str | None = None  # "context_overflow" or an error: the episode ends
+    attempts: int = 1  # requests made (retries included)
 
 
 @runtime_checkable
@@ -48,6 +48,4 @@ class IndependentPolicy(Policy, Protocol):
     """A policy whose conversations need not wait for each other (a remote API): the runner lets
     every episode send its next request as soon as its last reply is in."""
 
-    async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn:
-        ...
-
+    async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn: ...

@@ -6,7 +6,6 @@ from __future__ import annotations
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import parse_tool_calls
 
-
 HISTORY_RENDERING = "as_generated"  # recorded with a trained student; see check_rendering
 
 
@@ -33,12 +32,17 @@ def as_generated(messages: list[dict]) -> list[dict]:
     return out
 
 
-def render_chat(tokenizer, messages: list[dict], tools: list[dict] | None, generation_prompt: bool,
-                enable_thinking: bool) -> str:
+def render_chat(
+    tokenizer, messages: list[dict], tools: list[dict] | None, generation_prompt: bool, enable_thinking: bool
+) -> str:
     """The one rendering of a conversation, for the prompts served and the contexts trained on."""
-    return tokenizer.apply_chat_template(as_generated(messages), tools=tools or None,
-                                         add_generation_prompt=generation_prompt, tokenize=False,
-                                         enable_thinking=enable_thinking)
+    return tokenizer.apply_chat_template(
+        as_generated(messages),
+        tools=tools or None,
+        add_generation_prompt=generation_prompt,
+        tokenize=False,
+        enable_thinking=enable_thinking,
+    )
 
 
 class ChatRenderer:
@@ -60,8 +64,9 @@ class ChatRenderer:
             system.append(message)
         if not system:
             return []
-        text = self.tokenizer.apply_chat_template(system, tools=tools, tokenize=False,
-                                                  enable_thinking=self.enable_thinking)
+        text = self.tokenizer.apply_chat_template(
+            system, tools=tools, tokenize=False, enable_thinking=self.enable_thinking
+        )
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def turn(self, token_ids: list[int], prompt_tokens: int) -> Turn:
@@ -72,5 +77,11 @@ class ChatRenderer:
         if self.tokenizer.pad_token and self.tokenizer.pad_token != eos:
             text = text.replace(self.tokenizer.pad_token, "")
         parsed = parse_tool_calls(text, self.tool_style)
-        return Turn(text=text, content=parsed.text, calls=parsed.calls, parse_error=parsed.error,
-                    prompt_tokens=prompt_tokens, completion_tokens=len(token_ids))
+        return Turn(
+            text=text,
+            content=parsed.text,
+            calls=parsed.calls,
+            parse_error=parsed.error,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=len(token_ids),
+        )

@@ -7,12 +7,13 @@ from __future__ import annotations
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer
-from hindsight.policy.kv_reuse import (CACHE_ARGUMENT, KVReuse, Prefix, lay_out, plain_layers, returned_cache,
-                                        split_rows)
+from hindsight.policy.kv_reuse import CACHE_ARGUMENT, KVReuse, Prefix, lay_out, plain_layers, returned_cache, split_rows
 from hindsight.provenance import folder_fingerprint
 
-PROBE = [{"role": "system", "content": "You search for papers."},
-         {"role": "user", "content": "Research brief:\nWe want faster graph attention. Which papers help?"}]
+PROBE = [
+    {"role": "system", "content": "You search for papers."},
+    {"role": "user", "content": "Research brief:\nWe want faster graph attention. Which papers help?"},
+]
 
 
 class AdapterError(RuntimeError):
@@ -26,36 +27,62 @@ def check_adapter_changes_logits(model, tokenizer, adapter: str, tools: list[dic
     changes nothing; evaluating it would silently report the base model."""
     import torch
 
-    ids = tokenizer.apply_chat_template(PROBE, tools=tools, add_generation_prompt=True, return_tensors="pt",
-                                        return_dict=True).to(model.device)
+    ids = tokenizer.apply_chat_template(
+        PROBE, tools=tools, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    ).to(model.device)
     with torch.no_grad():
         adapted = model(**ids).logits[0, -1].float()
         with model.disable_adapter():
             base = model(**ids).logits[0, -1].float()
     change = float((adapted - base).abs().max())
     if change < 1e-6:
-        raise AdapterError(f"adapter {adapter} does not change the model's next-token logits (max change "
-                           f"{change:.2e}): it is untrained or was not saved with its weights")
+        raise AdapterError(
+            f"adapter {adapter} does not change the model's next-token logits (max change "
+            f"{change:.2e}): it is untrained or was not saved with its weights"
+        )
     return change
 
 
 def describe_weights_policy(policy) -> dict:
     """The manifest's account of a policy that runs model weights itself (hf, vllm)."""
-    return {"backend": policy.name, "model": policy.model_id, "revision": policy.revision, "adapter": policy.adapter,
-            "temperature": policy.temperature, "top_p": policy.top_p, "max_new_tokens": policy.max_new_tokens,
-            "seed": policy.seed, "enable_thinking": policy.enable_thinking, "dtype": policy.dtype,
-            # a local folder retrained in place keeps its name: these tell the runs apart
-            "model_fingerprint": folder_fingerprint(policy.model_id),
-            "adapter_fingerprint": folder_fingerprint(policy.adapter), **model_provenance(policy.model_id)}
+    return {
+        "backend": policy.name,
+        "model": policy.model_id,
+        "revision": policy.revision,
+        "adapter": policy.adapter,
+        "temperature": policy.temperature,
+        "top_p": policy.top_p,
+        "max_new_tokens": policy.max_new_tokens,
+        "seed": policy.seed,
+        "enable_thinking": policy.enable_thinking,
+        "dtype": policy.dtype,
+        # a local folder retrained in place keeps its name: these tell the runs apart
+        "model_fingerprint": folder_fingerprint(policy.model_id),
+        "adapter_fingerprint": folder_fingerprint(policy.adapter),
+        **model_provenance(policy.model_id),
+    }
 
 
 class HFPolicy:
     name = "hf"
 
-    def __init__(self, model: str, *, adapter: str | None = None, revision: str | None = None,
-                 temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 256, seed: int = 0,
-                 device: str | None = None, dtype: str = "auto", tool_style: str = "auto",
-                 enable_thinking: bool = False, max_context: int | None = None, reuse_cache: bool = True):
+    def __init__(
+        self,
+        model: str,
+        *,
+        adapter: str | None = None,
+        revision: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 256,
+        seed: int = 0,
+        device: str | None = None,
+        dtype: str = "auto",
+        tool_style: str = "auto",
+        enable_thinking: bool = False,
+        max_context: int | None = None,
+        reuse_cache: bool = True,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -77,9 +104,20 @@ class HFPolicy:
         self._ready(tool_style, max_context, reuse_cache)
 
     @classmethod
-    def from_model(cls, model, tokenizer, *, name: str, temperature: float, top_p: float = 1.0,
-                   max_new_tokens: int = 256, seed: int = 0, enable_thinking: bool = False, tool_style: str = "auto",
-                   max_context: int | None = None) -> HFPolicy:
+    def from_model(
+        cls,
+        model,
+        tokenizer,
+        *,
+        name: str,
+        temperature: float,
+        top_p: float = 1.0,
+        max_new_tokens: int = 256,
+        seed: int = 0,
+        enable_thinking: bool = False,
+        tool_style: str = "auto",
+        max_context: int | None = None,
+    ) -> HFPolicy:
         """A policy over a model already in memory (the one RL is training): nothing is loaded, and
         the caller keeps the model in the mode it wants. `name` stands for the model in manifests."""
         policy = cls.__new__(cls)
@@ -105,7 +143,10 @@ class HFPolicy:
         prompts = [self.renderer.prompt_ids(conv, tools) for conv in batch]
         turns: list[Turn | None] = [
             Turn(failure=f"context_overflow: {len(p)} prompt tokens + {self.max_new_tokens} new > {self.max_context}")
-            if len(p) + self.max_new_tokens > self.max_context else None for p in prompts]
+            if len(p) + self.max_new_tokens > self.max_context
+            else None
+            for p in prompts
+        ]
         fits = [i for i, turn in enumerate(turns) if turn is None]
         if fits:
             if self.kv and self.kv.shared is None:
@@ -122,15 +163,23 @@ class HFPolicy:
         inputs = lay_out(prefixes, prompts, self.tokenizer.pad_token_id, self.model.device)
         self.usage["prompt_tokens"] += sum(map(len, prompts))
         self.usage["read_tokens"] += int(inputs.attention_mask.sum()) - sum(len(p.ids) for p in prefixes if p)
-        sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} \
-            if self.temperature > 0 else {"do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
+            if self.temperature > 0
+            else {"do_sample": False}
+        )
         torch.manual_seed(self.seed + self.turns)  # seedable, and different at every turn
         with torch.no_grad():
-            output = self.model.generate(input_ids=inputs.input_ids, attention_mask=inputs.attention_mask,
-                                         **{CACHE_ARGUMENT: inputs.cache}, max_new_tokens=self.max_new_tokens,
-                                         pad_token_id=self.tokenizer.pad_token_id, return_dict_in_generate=True,
-                                         **sampling)
-        new = output.sequences[:, inputs.input_ids.shape[1]:]
+            output = self.model.generate(
+                input_ids=inputs.input_ids,
+                attention_mask=inputs.attention_mask,
+                **{CACHE_ARGUMENT: inputs.cache},
+                max_new_tokens=self.max_new_tokens,
+                pad_token_id=self.tokenizer.pad_token_id,
+                return_dict_in_generate=True,
+                **sampling,
+            )
+        new = output.sequences[:, inputs.input_ids.shape[1] :]
         if self.kv:
             layers = plain_layers(returned_cache(output))
             if layers is None:

@@ -38,9 +38,9 @@ def common_length(a: list[int], b: list[int]) -> int:
 
 @dataclass
 class Batch:
-    input_ids: object       # [rows, kept + new] long tensor
+    input_ids: object  # [rows, kept + new] long tensor
     attention_mask: object  # same shape; 0 on both pads
-    cache: object | None    # a DynamicCache over the kept columns, or None when nothing is kept
+    cache: object | None  # a DynamicCache over the kept columns, or None when nothing is kept
 
 
 def lay_out(prefixes: list[Prefix | None], prompts: list[list[int]], pad_id: int, device) -> Batch:
@@ -65,8 +65,8 @@ def lay_out(prefixes: list[Prefix | None], prompts: list[list[int]], pad_id: int
             values = v0.new_zeros((len(prompts), v0.shape[0], width_kept, v0.shape[2]))
             for row, prefix in enumerate(prefixes):
                 if prefix and prefix.ids:
-                    keys[row, :, width_kept - len(prefix.ids):] = prefix.layers[layer][0]
-                    values[row, :, width_kept - len(prefix.ids):] = prefix.layers[layer][1]
+                    keys[row, :, width_kept - len(prefix.ids) :] = prefix.layers[layer][0]
+                    values[row, :, width_kept - len(prefix.ids) :] = prefix.layers[layer][1]
             layers.append((keys, values))
         cache = DynamicCache(ddp_cache_data=layers)
     return Batch(torch.tensor(ids, device=device), torch.tensor(mask, device=device), cache)
@@ -108,8 +108,12 @@ def split_rows(sequences, attention_mask, layers: list[tuple]) -> list[Prefix]:
     rows = []
     for row in range(sequences.shape[0]):
         real = torch.nonzero(attention_mask[row, :length], as_tuple=True)[0]
-        rows.append(Prefix(sequences[row, real].tolist(),
-                           [(k[row].index_select(1, real), v[row].index_select(1, real)) for k, v in layers]))
+        rows.append(
+            Prefix(
+                sequences[row, real].tolist(),
+                [(k[row].index_select(1, real), v[row].index_select(1, real)) for k, v in layers],
+            )
+        )
     return rows
 
 

@@ -57,8 +57,16 @@ class ResponseCache:
 class Completer:
     """Chat completions through litellm with retries, backoff with jitter and the response cache."""
 
-    def __init__(self, *, api_key: str | None = None, max_retries: int = 5, backoff_s: float = 1.0,
-                 timeout_s: float = 120.0, cache_dir: str | Path | None = None, use_cache: bool = True):
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        timeout_s: float = 120.0,
+        cache_dir: str | Path | None = None,
+        use_cache: bool = True,
+    ):
         self.api_key, self.max_retries, self.backoff_s, self.timeout_s = api_key, max_retries, backoff_s, timeout_s
         self.cache = ResponseCache(Path(cache_dir or default_cache_dir() / "responses") if use_cache else None)
         self.litellm = _litellm()
@@ -70,15 +78,22 @@ class Completer:
         if cached is not None:
             return cached, None, 0
         lit = self.litellm
-        retryable = (lit.RateLimitError, lit.InternalServerError, lit.ServiceUnavailableError,
-                     lit.APIConnectionError, lit.Timeout, lit.BadGatewayError)
+        retryable = (
+            lit.RateLimitError,
+            lit.InternalServerError,
+            lit.ServiceUnavailableError,
+            lit.APIConnectionError,
+            lit.Timeout,
+            lit.BadGatewayError,
+        )
         attempt = 0
         while True:
             attempt += 1
             try:
                 async with gate:
-                    response = await lit.acompletion(**request, api_key=self.api_key, timeout=self.timeout_s,
-                                                     num_retries=0)
+                    response = await lit.acompletion(
+                        **request, api_key=self.api_key, timeout=self.timeout_s, num_retries=0
+                    )
                 break
             except lit.ContextWindowExceededError as exc:
                 return None, f"context_overflow: {exc}", attempt
@@ -102,38 +117,76 @@ class Completer:
         async def run():
             gate = asyncio.Semaphore(concurrency)
             return await asyncio.gather(*(self.complete(gate, request) for request in requests))
+
         return list(asyncio.run(run()))
 
 
 class LiteLLMPolicy:
     name = "litellm"
 
-    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 1024, seed: int = 0,
-                 concurrency: int = 8, max_retries: int = 5, backoff_s: float = 1.0, timeout_s: float = 120.0,
-                 cache_dir: str | Path | None = None, use_cache: bool = True, extra: dict | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 1024,
+        seed: int = 0,
+        concurrency: int = 8,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        timeout_s: float = 120.0,
+        cache_dir: str | Path | None = None,
+        use_cache: bool = True,
+        extra: dict | None = None,
+    ):
         self.model, self.api_base = model, api_base
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.concurrency = concurrency
         self.extra = dict(extra or {})
-        self.completer = Completer(api_key=api_key, max_retries=max_retries, backoff_s=backoff_s,
-                                   timeout_s=timeout_s, cache_dir=cache_dir, use_cache=use_cache)
+        self.completer = Completer(
+            api_key=api_key,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            timeout_s=timeout_s,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+        )
         self._gate: asyncio.Semaphore | None = None
         self._gate_loop: asyncio.AbstractEventLoop | None = None
 
     def describe(self) -> dict:
-        return {"backend": self.name, "model": self.model, "api_base": self.api_base, "temperature": self.temperature,
-                "top_p": self.top_p, "max_new_tokens": self.max_new_tokens, "seed": self.seed, **self.extra}
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "api_base": self.api_base,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_new_tokens": self.max_new_tokens,
+            "seed": self.seed,
+            **self.extra,
+        }
 
     def request(self, conv: Conversation, tools: list[dict]) -> dict:
         """Everything that determines the reply (the cache key); the api key is not part of it."""
-        return {"model": self.model, "messages": _wire_messages(conv.messages), "tools": tools,
-                "temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_new_tokens,
-                "seed": self.seed + conv.task.sample, "api_base": self.api_base, **self.extra}
+        return {
+            "model": self.model,
+            "messages": _wire_messages(conv.messages),
+            "tools": tools,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_new_tokens,
+            "seed": self.seed + conv.task.sample,
+            "api_base": self.api_base,
+            **self.extra,
+        }
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         async def every():
             return await asyncio.gather(*(self.act_one(conv, tools) for conv in batch))
+
         return list(asyncio.run(every()))
 
     async def act_one(self, conversation: Conversation, tools: list[dict]) -> Turn:
@@ -157,11 +210,21 @@ def _wire_messages(messages: list[dict]) -> list[dict]:
     out = []
     for message in messages:
         if message.get("tool_calls"):
-            message = {**message, "tool_calls": [
-                {**call, "function": {**call["function"], "arguments": call["function"]["arguments"]
-                                      if isinstance(call["function"]["arguments"], str)
-                                      else json.dumps(call["function"]["arguments"])}}
-                for call in message["tool_calls"]]}
+            message = {
+                **message,
+                "tool_calls": [
+                    {
+                        **call,
+                        "function": {
+                            **call["function"],
+                            "arguments": call["function"]["arguments"]
+                            if isinstance(call["function"]["arguments"], str)
+                            else json.dumps(call["function"]["arguments"]),
+                        },
+                    }
+                    for call in message["tool_calls"]
+                ],
+            }
         out.append(message)
     return out
 
@@ -176,13 +239,21 @@ def _turn_from_response(data: dict, attempts: int) -> Turn:
             arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
         except json.JSONDecodeError:
             pass  # kept as text: the environment answers with a readable error
-        calls.append(ToolCall(name=raw.get("function", {}).get("name", ""), arguments=arguments, id=raw.get("id") or ""))
+        calls.append(
+            ToolCall(name=raw.get("function", {}).get("name", ""), arguments=arguments, id=raw.get("id") or "")
+        )
     parse_error = None
     if not calls:  # some servers leave tool calls in the text
         parsed = parse_tool_calls(content)
         calls, parse_error, content = parsed.calls, parsed.error, parsed.text if parsed.calls else content
     usage = data.get("usage") or {}
-    return Turn(text=json.dumps(message, ensure_ascii=False, default=str), content=content, calls=calls,
-                parse_error=parse_error, prompt_tokens=usage.get("prompt_tokens") or 0,
-                completion_tokens=usage.get("completion_tokens") or 0, cost_usd=data.get("_cost_usd"),
-                attempts=attempts)
+    return Turn(
+        text=json.dumps(message, ensure_ascii=False, default=str),
+        content=content,
+        calls=calls,
+        parse_error=parse_error,
+        prompt_tokens=usage.get("prompt_tokens") or 0,
+        completion_tokens=usage.get("completion_tokens") or 0,
+        cost_usd=data.get("_cost_usd"),
+        attempts=attempts,
+    )

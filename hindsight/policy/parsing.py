@@ -26,7 +26,7 @@ _FENCE = re.compile(r"```[A-Za-z_]*[ \t]*\n?(.*?)```", re.S)
 @dataclass
 class ToolCall:
     name: str
-    arguments: dict | str      # a dict when the model wrote valid JSON, else the raw text
+    arguments: dict | str  # a dict when the model wrote valid JSON, else the raw text
     id: str = ""
 
     def to_message(self) -> dict:
@@ -36,8 +36,8 @@ class ToolCall:
 @dataclass
 class Parsed:
     calls: list[ToolCall] = field(default_factory=list)
-    error: str | None = None   # why nothing usable was found
-    text: str = ""             # the reply without tool-call markup
+    error: str | None = None  # why nothing usable was found
+    text: str = ""  # the reply without tool-call markup
 
 
 def _from_object(obj: object) -> ToolCall | None:
@@ -135,8 +135,8 @@ def closed_json(text: str) -> str:
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack.pop() != ch:
-                return text[start:i + 1]
+                return text[start : i + 1]
             if not stack:
-                return text[start:i + 1]
+                return text[start : i + 1]
     body = text[start:].rstrip()
     return body + ('"' if in_string else "") + "".join(reversed(stack))

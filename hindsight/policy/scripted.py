@@ -31,11 +31,21 @@ class BM25OneShot:
 
     name = "bm25-oneshot"
 
-    def __init__(self, max_query_words: int = 64, k: int = 10, first_sentence: bool = False,
-                 rationale: str | None = "top lexical match for the brief"):
+    def __init__(
+        self,
+        max_query_words: int = 64,
+        k: int = 10,
+        first_sentence: bool = False,
+        rationale: str | None = "top lexical match for the brief",
+    ):
         """`first_sentence` searches only the brief's first sentence; `rationale=None` submits ids alone
         (the demo's naive demonstrations, short enough for a tiny model to learn)."""
-        self.max_query_words, self.k, self.first_sentence, self.rationale = max_query_words, k, first_sentence, rationale
+        self.max_query_words, self.k, self.first_sentence, self.rationale = (
+            max_query_words,
+            k,
+            first_sentence,
+            rationale,
+        )
 
     def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
         return [self._turn(conv) for conv in batch]
@@ -44,19 +54,29 @@ class BM25OneShot:
         results = [m for m in conv.messages if m["role"] == "tool"]
         if not results:
             brief = brief_from_messages(conv.messages)
-            query = (first_sentence_query(brief, self.max_query_words) if self.first_sentence
-                     else " ".join(brief.split()[: self.max_query_words]))
+            query = (
+                first_sentence_query(brief, self.max_query_words)
+                if self.first_sentence
+                else " ".join(brief.split()[: self.max_query_words])
+            )
             return Turn(calls=[ToolCall("search_papers", {"query": query, "limit": self.k})])
         try:
-            papers = [{"id": hit["id"], **({"rationale": self.rationale} if self.rationale else {})}
-                      for hit in json.loads(results[-1]["content"]).get("results", [])]
+            papers = [
+                {"id": hit["id"], **({"rationale": self.rationale} if self.rationale else {})}
+                for hit in json.loads(results[-1]["content"]).get("results", [])
+            ]
         except (json.JSONDecodeError, KeyError):
             papers = []
         return Turn(calls=[ToolCall("submit_answer", {"papers": papers[: self.k]})])
 
     def describe(self) -> dict:
-        return {"backend": self.name, "max_query_words": self.max_query_words, "k": self.k,
-                "first_sentence": self.first_sentence, "rationale": self.rationale}
+        return {
+            "backend": self.name,
+            "max_query_words": self.max_query_words,
+            "k": self.k,
+            "first_sentence": self.first_sentence,
+            "rationale": self.rationale,
+        }
 
 
 class NaiveExplorer:
@@ -88,5 +108,10 @@ class NaiveExplorer:
         return Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": pid} for pid in surfaced[: self.submit]]})])
 
     def describe(self) -> dict:
-        return {"backend": self.name, "max_searches": self.max_searches, "max_query_words": self.max_query_words,
-                "submit": self.submit, "seed": self.seed}
+        return {
+            "backend": self.name,
+            "max_searches": self.max_searches,
+            "max_query_words": self.max_query_words,
+            "submit": self.submit,
+            "seed": self.seed,
+        }

@@ -34,11 +34,27 @@ REQUEST_SEED_STRIDE = 1_000_003  # above any batch: the seeds of two turns' requ
 class VLLMPolicy:
     name = "vllm"
 
-    def __init__(self, model: str, *, adapter: str | None = None, revision: str | None = None,
-                 temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int = 512, seed: int = 0,
-                 tool_style: str = "auto", enable_thinking: bool = False, max_context: int = 32768,
-                 dtype: str = "auto", max_lora_rank: int | None = None, gpu_memory_utilization: float = 0.85,
-                 guard_mixed_batches: bool = True, engine=None, tokenizer=None, request_types: tuple | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        adapter: str | None = None,
+        revision: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 512,
+        seed: int = 0,
+        tool_style: str = "auto",
+        enable_thinking: bool = False,
+        max_context: int = 32768,
+        dtype: str = "auto",
+        max_lora_rank: int | None = None,
+        gpu_memory_utilization: float = 0.85,
+        guard_mixed_batches: bool = True,
+        engine=None,
+        tokenizer=None,
+        request_types: tuple | None = None,
+    ):
         """`engine` and `request_types` ((SamplingParams, LoRARequest)) default to vLLM's own.
 
         `guard_mixed_batches=False` trusts the engine to keep mixed batches apart without probing it."""
@@ -52,6 +68,7 @@ class VLLMPolicy:
         self.weights = resolve_model(model) if engine is None or tokenizer is None else model
         if tokenizer is None:
             from transformers import AutoTokenizer
+
             tokenizer = AutoTokenizer.from_pretrained(self.weights, revision=revision)
         self.renderer = ChatRenderer(tokenizer, enable_thinking, tool_style)
         self._engine, self._request_types = engine, request_types
@@ -64,8 +81,13 @@ class VLLMPolicy:
     # -- request building (no engine needed) ---------------------------------------------------
 
     def sampling_kwargs(self) -> dict:
-        return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_new_tokens,
-                "seed": self.seed + self.turns, "skip_special_tokens": False}
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_new_tokens,
+            "seed": self.seed + self.turns,
+            "skip_special_tokens": False,
+        }
 
     def lora_kwargs(self) -> dict | None:
         # vLLM caches adapters by id: one id per adapter folder, so policies sharing an engine never
@@ -80,8 +102,12 @@ class VLLMPolicy:
         for conv in batch:
             ids = self.renderer.prompt_ids(conv, tools)
             if len(ids) + self.max_new_tokens > self.max_context:
-                turns.append(Turn(failure=f"context_overflow: {len(ids)} prompt tokens + {self.max_new_tokens} "
-                                          f"new > {self.max_context}"))
+                turns.append(
+                    Turn(
+                        failure=f"context_overflow: {len(ids)} prompt tokens + {self.max_new_tokens} "
+                        f"new > {self.max_context}"
+                    )
+                )
             else:
                 prompts.append({"prompt_token_ids": ids})
                 turns.append(None)
@@ -95,9 +121,17 @@ class VLLMPolicy:
 
             settings = {} if _cuda_available() else cpu_engine_settings(os.environ)
             rank = self.max_lora_rank or (lora_rank_slot(self.adapter) if self.adapter else 16)
-            self._engine = LLM(model=self.weights, revision=self.revision, enable_lora=bool(self.adapter),
-                               max_lora_rank=rank, seed=self.seed, max_model_len=self.max_context,
-                               dtype=self.dtype, gpu_memory_utilization=self.gpu_memory_utilization, **settings)
+            self._engine = LLM(
+                model=self.weights,
+                revision=self.revision,
+                enable_lora=bool(self.adapter),
+                max_lora_rank=rank,
+                seed=self.seed,
+                max_model_len=self.max_context,
+                dtype=self.dtype,
+                gpu_memory_utilization=self.gpu_memory_utilization,
+                **settings,
+            )
             if self.adapter:
                 if self.guard_mixed_batches:
                     self.check_mixed_batches()
@@ -122,8 +156,10 @@ class VLLMPolicy:
         if sampling.get("temperature", 0) > 0 and sampling.get("seed") is not None:
             # a seed of its own per request: one seed for the batch gives every copy of a prompt (a
             # GRPO group, repeated samples of a target) the same sample
-            params = [sampling_type(**{**sampling, "seed": sampling["seed"] * REQUEST_SEED_STRIDE + i})
-                      for i in range(len(prompts))]
+            params = [
+                sampling_type(**{**sampling, "seed": sampling["seed"] * REQUEST_SEED_STRIDE + i})
+                for i in range(len(prompts))
+            ]
         if with_adapter and not self.adapter:
             with_adapter = [False] * len(prompts)
         lora = lora_type(**self.lora_kwargs()) if any(with_adapter) else None
@@ -134,9 +170,12 @@ class VLLMPolicy:
         outputs: list = [None] * len(prompts)
         for group in (False, True):
             index = [i for i, a in enumerate(with_adapter) if a == group]
-            replies = self.engine().generate([prompts[i] for i in index],
-                                             [params[i] for i in index] if isinstance(params, list) else params,
-                                             lora_request=lora if group else None, use_tqdm=False)
+            replies = self.engine().generate(
+                [prompts[i] for i in index],
+                [params[i] for i in index] if isinstance(params, list) else params,
+                lora_request=lora if group else None,
+                use_tqdm=False,
+            )
             for i, reply in zip(index, replies):
                 outputs[i] = reply
         return outputs
@@ -156,16 +195,22 @@ class VLLMPolicy:
         probe = self._probe()
         alone, adapted = self.generate([probe, probe], [False, True], **settings)
         (mixed, _) = self.engine().generate(
-            [probe, probe], self._request_types[0](**settings),
-            lora_request=[None, self._request_types[1](**self.lora_kwargs())], use_tqdm=False)
+            [probe, probe],
+            self._request_types[0](**settings),
+            lora_request=[None, self._request_types[1](**self.lora_kwargs())],
+            use_tqdm=False,
+        )
         adapter_effect = logprob_change(alone, adapted)
         leak = logprob_change(alone, mixed)
         same_tokens = list(alone.outputs[0].token_ids) == list(mixed.outputs[0].token_ids)
         self.mixed_batches_safe = same_tokens and leak < max(0.25 * adapter_effect, 1e-3)
         if not self.mixed_batches_safe:
-            log.warning("this vLLM engine gives base requests the adapter's weights when they share a batch "
-                        "(log-probability shift %.3g, adapter's own %.3g): they are generated apart", leak,
-                        adapter_effect)
+            log.warning(
+                "this vLLM engine gives base requests the adapter's weights when they share a batch "
+                "(log-probability shift %.3g, adapter's own %.3g): they are generated apart",
+                leak,
+                adapter_effect,
+            )
         return self.mixed_batches_safe
 
     def check_adapter(self) -> float:

@@ -17,28 +17,32 @@ REWARD_TERMS = {
 
 @dataclass(frozen=True)
 class RLConfig:
-    student: str = "outputs/sft"             # where RL starts: a train/sft.py output_dir (its manifest says what it holds), or a model folder or hub id
-    output_dir: str = "outputs/rl"           # adapter/ or model/, train_manifest.json, rewards.jsonl, rewards.png
-    lora: dict | None = None                 # a fresh LoRA (LoraSettings fields) for a full-model start; an SFT adapter keeps training as it is
-    max_targets: int | None = None           # only the first N train targets
-    dev_targets: int = 20                    # dev targets scored greedily to choose the checkpoint (0: keep the last)
-    dev_every: int = 5                       # optimiser steps between dev scorings (and at the start and the end)
-    steps: int = 20                          # optimiser steps
-    group_size: int = 4                      # episodes per target per step; advantages are relative within a group
-    targets_per_step: int = 2                # distinct targets per optimiser step
-    learning_rate: float = 1e-5              # the optimiser's rate
-    beta: float = 0.0                        # KL penalty toward the starting student (0: none, and no reference copy kept)
-    loss_type: str = "dapo"                  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
-    temperature: float = 1.0                 # sampling temperature of the rollouts (and of the trainer's log-probabilities)
-    top_p: float = 1.0                       # nucleus sampling mass of the rollouts
-    max_new_tokens: int = 256                # most tokens one reply may have
+    student: str = "outputs/sft"  # where RL starts: a train/sft.py output_dir (its manifest says what it holds), or a model folder or hub id
+    output_dir: str = "outputs/rl"  # adapter/ or model/, train_manifest.json, rewards.jsonl, rewards.png
+    lora: dict | None = (
+        None  # a fresh LoRA (LoraSettings fields) for a full-model start; an SFT adapter keeps training as it is
+    )
+    max_targets: int | None = None  # only the first N train targets
+    dev_targets: int = 20  # dev targets scored greedily to choose the checkpoint (0: keep the last)
+    dev_every: int = 5  # optimiser steps between dev scorings (and at the start and the end)
+    steps: int = 20  # optimiser steps
+    group_size: int = 4  # episodes per target per step; advantages are relative within a group
+    targets_per_step: int = 2  # distinct targets per optimiser step
+    learning_rate: float = 1e-5  # the optimiser's rate
+    beta: float = 0.0  # KL penalty toward the starting student (0: none, and no reference copy kept)
+    loss_type: str = "dapo"  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
+    temperature: float = 1.0  # sampling temperature of the rollouts (and of the trainer's log-probabilities)
+    top_p: float = 1.0  # nucleus sampling mass of the rollouts
+    max_new_tokens: int = 256  # most tokens one reply may have
     reward: dict = field(default_factory=lambda: {"ndcg10": 1.0})  # weight of each term in REWARD_TERMS
-    precision: str = "fp32"                  # fp32, bf16 or fp16
-    seed: int = 0                            # target order, sampling, LoRA initialisation
-    logging_steps: int = 1                   # optimiser steps between log lines
-    generation: str = "transformers"         # who plays the rollouts: transformers (the trained model itself) or vllm (TRL's engine colocated with each process, GPU)
-    vllm_memory: float = 0.3                 # with generation vllm: the share of each GPU's memory the engine may take
-    max_context: int = 32768                 # with generation vllm: the engine's longest sequence (prompt and every turn of an episode)
+    precision: str = "fp32"  # fp32, bf16 or fp16
+    seed: int = 0  # target order, sampling, LoRA initialisation
+    logging_steps: int = 1  # optimiser steps between log lines
+    generation: str = "transformers"  # who plays the rollouts: transformers (the trained model itself) or vllm (TRL's engine colocated with each process, GPU)
+    vllm_memory: float = 0.3  # with generation vllm: the share of each GPU's memory the engine may take
+    max_context: int = (
+        32768  # with generation vllm: the engine's longest sequence (prompt and every turn of an episode)
+    )
 
     @classmethod
     def from_recipe(cls, recipe) -> RLConfig:
@@ -73,7 +77,10 @@ def recipe_summary(recipe) -> str:
     if "rl" not in recipe.stages:
         return "no rl section"
     cfg = RLConfig.from_recipe(recipe)
-    terms = " ".join(f"{'-' if weight < 0 else '+'} {abs(weight):g}·{term}" for term, weight in cfg.reward.items()
-                     if weight).removeprefix("+ ")
-    return (f"rl: GRPO from {cfg.student}, {cfg.steps} steps of {cfg.targets_per_step} targets × {cfg.group_size} "
-            f"episodes played by {cfg.generation}, reward {terms}, beta {cfg.beta:g} → {cfg.output_dir}")
+    terms = " ".join(
+        f"{'-' if weight < 0 else '+'} {abs(weight):g}·{term}" for term, weight in cfg.reward.items() if weight
+    ).removeprefix("+ ")
+    return (
+        f"rl: GRPO from {cfg.student}, {cfg.steps} steps of {cfg.targets_per_step} targets × {cfg.group_size} "
+        f"episodes played by {cfg.generation}, reward {terms}, beta {cfg.beta:g} → {cfg.output_dir}"
+    )

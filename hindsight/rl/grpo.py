@@ -50,21 +50,33 @@ def load_student(cfg: RLConfig):
     if (path / STUDENT_MANIFEST).exists():
         student = StudentManifest.read(path)
         if student.lora and cfg.lora is not None:
-            raise ConfigError(f"rl.lora: {cfg.student} is a LoRA adapter, which RL keeps training; "
-                              "a second adapter is not stacked on it (set rl.lora: null)")
+            raise ConfigError(
+                f"rl.lora: {cfg.student} is a LoRA adapter, which RL keeps training; "
+                "a second adapter is not stacked on it (set rl.lora: null)"
+            )
         weights = resolve_model(student.base_model) if student.lora else str(student.output)
         tokenizer = AutoTokenizer.from_pretrained(weights)
         model = AutoModelForCausalLM.from_pretrained(weights, dtype="float32")
         if student.lora:
             model = PeftModel.from_pretrained(model, str(student.output), is_trainable=True)
-        start = {"student": str(path), "manifest": str(student.path), "base_model": student.base_model,
-                 "lora": student.lora, "enable_thinking": bool(student.enable_thinking)}
+        start = {
+            "student": str(path),
+            "manifest": str(student.path),
+            "base_model": student.base_model,
+            "lora": student.lora,
+            "enable_thinking": bool(student.enable_thinking),
+        }
     else:
         weights = resolve_model(cfg.student)
         tokenizer = AutoTokenizer.from_pretrained(weights)
         model = AutoModelForCausalLM.from_pretrained(weights, dtype="float32")
-        start = {"student": cfg.student, "manifest": None, "base_model": cfg.student, "lora": False,
-                 "enable_thinking": False}
+        start = {
+            "student": cfg.student,
+            "manifest": None,
+            "base_model": cfg.student,
+            "lora": False,
+            "enable_thinking": False,
+        }
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -77,8 +89,14 @@ def peft_config(settings: LoraSettings | None):
         return None
     from peft import LoraConfig
 
-    return LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
-                      target_modules=list(settings.target_modules), task_type="CAUSAL_LM", bias="none")
+    return LoraConfig(
+        r=settings.rank,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=list(settings.target_modules),
+        task_type="CAUSAL_LM",
+        bias="none",
+    )
 
 
 def vllm_flags(cfg: RLConfig) -> dict:
@@ -89,8 +107,13 @@ def vllm_flags(cfg: RLConfig) -> dict:
     trainer's) is off."""
     if cfg.generation != "vllm":
         return {}
-    return {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": cfg.vllm_memory,
-            "vllm_max_model_length": cfg.max_context, "vllm_importance_sampling_correction": False}
+    return {
+        "use_vllm": True,
+        "vllm_mode": "colocate",
+        "vllm_gpu_memory_utilization": cfg.vllm_memory,
+        "vllm_max_model_length": cfg.max_context,
+        "vllm_importance_sampling_correction": False,
+    }
 
 
 class Splits:
@@ -114,8 +137,12 @@ class Splits:
     def dataset(self, protocol):
         from datasets import Dataset
 
-        return Dataset.from_list([{"prompt": initial_messages(task, protocol.read_paper), "task_id": task.task_id}
-                                  for task in self.train_tasks.values()])
+        return Dataset.from_list(
+            [
+                {"prompt": initial_messages(task, protocol.read_paper), "task_id": task.task_id}
+                for task in self.train_tasks.values()
+            ]
+        )
 
     def instances_by_task(self) -> dict:
         return {self.train_tasks[inst.id].task_id: inst for inst in self.train}
@@ -161,8 +188,15 @@ def save_student(model, tokenizer, folder: Path) -> None:
     tokenizer.save_pretrained(str(folder))
 
 
-def make_callback(cfg: RLConfig, splits: Splits, rollout: EpisodeRollout, reward: EpisodeReward, curves: Curves,
-                  tokenizer, student_dir: Path):
+def make_callback(
+    cfg: RLConfig,
+    splits: Splits,
+    rollout: EpisodeRollout,
+    reward: EpisodeReward,
+    curves: Curves,
+    tokenizer,
+    student_dir: Path,
+):
     from transformers import TrainerCallback
 
     def score_dev(step: int, model, is_main: bool) -> None:
@@ -171,8 +205,11 @@ def make_callback(cfg: RLConfig, splits: Splits, rollout: EpisodeRollout, reward
         episodes = rollout.play(model, {inst.id: inst.task() for inst in splits.dev}, greedy=True)
         if curves.dev_scoring(step, episodes, splits.dev) and is_main:
             save_student(model, tokenizer, student_dir)
-        print(f"dev reward at step {step}: {curves.rows[-1]['reward']:.4f} (best {curves.best:.4f} at step "
-              f"{curves.best_step})", flush=True)
+        print(
+            f"dev reward at step {step}: {curves.rows[-1]['reward']:.4f} (best {curves.best:.4f} at step "
+            f"{curves.best_step})",
+            flush=True,
+        )
 
     class DevChoice(TrainerCallback):
         def on_train_begin(self, args, state, control, model=None, **kwargs):
@@ -197,7 +234,7 @@ def make_callback(cfg: RLConfig, splits: Splits, rollout: EpisodeRollout, reward
 def train(recipe, cfg: RLConfig) -> dict:
     import os
 
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")   # rollout_func is TRL's documented, experimental hook
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL's documented, experimental hook
     from trl import GRPOConfig, GRPOTrainer
 
     quiet_upstream_deprecations()
@@ -206,42 +243,87 @@ def train(recipe, cfg: RLConfig) -> dict:
     lora = peft_config(lora_settings)
     adapter = start["lora"] or lora is not None
     if cfg.beta and start["lora"]:
-        raise ConfigError("rl.beta > 0 with an SFT adapter as the start: TRL would take the base model without the "
-                          "adapter as its reference, not the SFT student; use beta 0 or a full-model start")
+        raise ConfigError(
+            "rl.beta > 0 with an SFT adapter as the start: TRL would take the base model without the "
+            "adapter as its reference, not the SFT student; use beta 0 or a full-model start"
+        )
     splits = Splits(recipe, cfg)
     output_dir = Path(cfg.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     student_dir = output_dir / ("adapter" if adapter else "model")
-    rollout = EpisodeRollout(splits.tasks_by_prompt, splits.backend, recipe.protocol, tokenizer,
-                             temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
-                             seed=cfg.seed, enable_thinking=start["enable_thinking"], tool_style=recipe.policy.tool_style)
+    rollout = EpisodeRollout(
+        splits.tasks_by_prompt,
+        splits.backend,
+        recipe.protocol,
+        tokenizer,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        max_new_tokens=cfg.max_new_tokens,
+        seed=cfg.seed,
+        enable_thinking=start["enable_thinking"],
+        tool_style=recipe.policy.tool_style,
+    )
     reward = EpisodeReward(splits.instances_by_task(), cfg.reward)
     curves = Curves(output_dir, cfg.reward)
     args = GRPOConfig(
-        output_dir=str(output_dir), max_steps=cfg.steps, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
-        per_device_train_batch_size=cfg.targets_per_step * cfg.group_size, gradient_accumulation_steps=1,
-        num_generations=cfg.group_size, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
-        top_p=cfg.top_p, logging_steps=cfg.logging_steps, save_strategy="no", report_to=[], seed=cfg.seed,
-        **checkpointing_flag(GRPOConfig, False), **precision_flags(cfg.precision), **without_accelerator(),
-        **vllm_flags(cfg))
-    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=splits.dataset(recipe.protocol),
-                          processing_class=tokenizer, peft_config=lora, rollout_func=rollout,
-                          callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)])
-    rollout.trainer = trainer   # the first dev scoring comes before any rollout hands it over
+        output_dir=str(output_dir),
+        max_steps=cfg.steps,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type="constant",
+        per_device_train_batch_size=cfg.targets_per_step * cfg.group_size,
+        gradient_accumulation_steps=1,
+        num_generations=cfg.group_size,
+        beta=cfg.beta,
+        loss_type=cfg.loss_type,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        logging_steps=cfg.logging_steps,
+        save_strategy="no",
+        report_to=[],
+        seed=cfg.seed,
+        **checkpointing_flag(GRPOConfig, False),
+        **precision_flags(cfg.precision),
+        **without_accelerator(),
+        **vllm_flags(cfg),
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=args,
+        train_dataset=splits.dataset(recipe.protocol),
+        processing_class=tokenizer,
+        peft_config=lora,
+        rollout_func=rollout,
+        callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)],
+    )
+    rollout.trainer = trainer  # the first dev scoring comes before any rollout hands it over
     trainer.train()
     base_model = start["base_model"]
     manifest = {
-        "base_model": base_model, **model_provenance(base_model), "output": str(student_dir),
+        "base_model": base_model,
+        **model_provenance(base_model),
+        "output": str(student_dir),
         "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
-        "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": start["enable_thinking"],
-        "history": HISTORY_RENDERING, "stage": "rl", "start": start,
+        "chat_template_hash": text_hash(tokenizer.chat_template),
+        "enable_thinking": start["enable_thinking"],
+        "history": HISTORY_RENDERING,
+        "stage": "rl",
+        "start": start,
         # StudentManifest reads hyperparameters.lora: truthy when the student is an adapter
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora_settings) if lora_settings else adapter or None},
         "reward": {"weights": cfg.reward, "function": "hindsight.rl.reward.episode_reward"},
-        "group_size": cfg.group_size, "beta": cfg.beta, "loss_type": cfg.loss_type, "generation": cfg.generation,
-        "steps": trainer.state.global_step, "chosen_step": curves.best_step, "best_dev_reward": curves.best,
-        "curves": str(curves.path), **batch_sizes(trainer.args),
-        "software": software_versions(), "git_commit": git_commit(), "recipe": recipe.to_dict(),
+        "group_size": cfg.group_size,
+        "beta": cfg.beta,
+        "loss_type": cfg.loss_type,
+        "generation": cfg.generation,
+        "steps": trainer.state.global_step,
+        "chosen_step": curves.best_step,
+        "best_dev_reward": curves.best,
+        "curves": str(curves.path),
+        **batch_sizes(trainer.args),
+        "software": software_versions(),
+        "git_commit": git_commit(),
+        "recipe": recipe.to_dict(),
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(output_dir, manifest)
@@ -255,10 +337,12 @@ def main(argv: list[str] | None = None) -> int:
             return ""
         train_rows = [row for row in manifest["rows"] if row["split"] == "train"]
         first, last = (train_rows[0]["reward"], train_rows[-1]["reward"]) if train_rows else (0.0, 0.0)
-        return (f"train reward {first:.4f} (step 1) → {last:.4f} (step {manifest['steps']}); the student of step "
-                f"{manifest['chosen_step']} (best dev reward {manifest['best_dev_reward']})\n"
-                f"student: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}\n"
-                f"rewards: {manifest['curves']}")
+        return (
+            f"train reward {first:.4f} (step 1) → {last:.4f} (step {manifest['steps']}); the student of step "
+            f"{manifest['chosen_step']} (best dev reward {manifest['best_dev_reward']})\n"
+            f"student: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}\n"
+            f"rewards: {manifest['curves']}"
+        )
 
     return recipe_command(__doc__, work, argv)
 

@@ -22,7 +22,12 @@ def plot_rewards(rewards_path: Path, out: Path) -> Path:
     for split, style in (("train", "-"), ("dev", "o-")):
         chosen = [row for row in rows if row["split"] == split]
         if chosen:
-            ax.plot([r["step"] for r in chosen], [r["reward"] for r in chosen], style, label=f"{split} (mean of {chosen[-1]['episodes']} episodes)")
+            ax.plot(
+                [r["step"] for r in chosen],
+                [r["reward"] for r in chosen],
+                style,
+                label=f"{split} (mean of {chosen[-1]['episodes']} episodes)",
+            )
     ax.set_xlabel("optimiser step")
     ax.set_ylabel("reward")
     ax.set_title(f"GRPO reward: {rewards_path.parent.name}")

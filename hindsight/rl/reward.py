@@ -17,9 +17,13 @@ def episode_reward(episode: Episode, instance: Instance, weights: Mapping[str, f
     """(the weighted sum, each term) of one episode: the terms of hindsight.rl.config.REWARD_TERMS."""
     score = score_episode(episode, instance)
     submitted = len(score["submission"])
-    terms = {"ndcg10": score["ndcg10"], "exposed_gain": score["exposed_gain"], "selected_gain": score["selected_gain"],
-             "malformed": float(episode.status != "submitted"),
-             "unsurfaced": (submitted - score["submitted_surfaced"]) / submitted if submitted else 0.0}
+    terms = {
+        "ndcg10": score["ndcg10"],
+        "exposed_gain": score["exposed_gain"],
+        "selected_gain": score["selected_gain"],
+        "malformed": float(episode.status != "submitted"),
+        "unsurfaced": (submitted - score["submitted_surfaced"]) / submitted if submitted else 0.0,
+    }
     return sum(weight * terms[name] for name, weight in weights.items()), terms
 
 
@@ -27,7 +31,7 @@ class EpisodeReward:
     """TRL's reward function: called with each rollout's task id (a dataset column) and its episode
     (the rollout's extra field); returns the weighted reward and keeps each term for the log."""
 
-    __name__ = "episode_reward"   # TRL logs a reward function under its name
+    __name__ = "episode_reward"  # TRL logs a reward function under its name
 
     def __init__(self, instances_by_task: Mapping[str, Instance], weights: Mapping[str, float]):
         self._instances = dict(instances_by_task)

@@ -13,18 +13,24 @@ def make_backend(name: str, corpus, **options) -> SearchBackend:
     """Build a backend by name: bm25 (default), dense, hybrid. Heavy imports happen here, lazily."""
     if name == "bm25":
         from hindsight.search.bm25 import BM25Backend
+
         return BM25Backend(corpus, **options)
     if name == "dense":
         from hindsight.search.dense import DenseBackend
+
         return DenseBackend(corpus, **options)
     if name == "hybrid":
         from hindsight.search.bm25 import BM25Backend
         from hindsight.search.dense import DenseBackend
         from hindsight.search.hybrid import HybridBackend
+
         dense_options = {key: options.pop(key) for key in ("model", "batch_size") if key in options}
         cache_dir = options.get("cache_dir")
-        return HybridBackend([BM25Backend(corpus, cache_dir=cache_dir),
-                              DenseBackend(corpus, cache_dir=cache_dir, **dense_options)],
-                             **{k: v for k, v in options.items() if k != "cache_dir"})
-    raise ValueError(f"unknown search backend {name!r} (choose bm25, dense or hybrid; "
-                     "OpenSearch is built from a client: hindsight.search.opensearch.OpenSearchBackend)")
+        return HybridBackend(
+            [BM25Backend(corpus, cache_dir=cache_dir), DenseBackend(corpus, cache_dir=cache_dir, **dense_options)],
+            **{k: v for k, v in options.items() if k != "cache_dir"},
+        )
+    raise ValueError(
+        f"unknown search backend {name!r} (choose bm25, dense or hybrid; "
+        "OpenSearch is built from a client: hindsight.search.opensearch.OpenSearchBackend)"
+    )

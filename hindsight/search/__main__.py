@@ -27,12 +27,17 @@ def format_hits(hits: list[Hit], width: int = 70) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hindsight.search", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m hindsight.search", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("query", nargs="+", help="the search text (several arguments are several queries)")
     parser.add_argument("--corpus", required=True, type=Path, help="JSONL, JSONL.gz or Parquet corpus")
-    parser.add_argument("--cutoff", action="append", required=True,
-                        help="YYYY-MM-DD; only papers dated strictly before it are searched (repeatable)")
+    parser.add_argument(
+        "--cutoff",
+        action="append",
+        required=True,
+        help="YYYY-MM-DD; only papers dated strictly before it are searched (repeatable)",
+    )
     parser.add_argument("--date-field", default="date")
     parser.add_argument("--backend", default="bm25", choices=["bm25", "dense", "hybrid"])
     parser.add_argument("-k", type=int, default=10)
@@ -45,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     report = corpus.report
-    print(f"corpus   {args.corpus}: {report.loaded:,} papers, {corpus.dates[0]} .. {corpus.dates[-1]}"
-          + (f", {report.skipped} bad lines skipped" if report.skipped else ""))
+    print(
+        f"corpus   {args.corpus}: {report.loaded:,} papers, {corpus.dates[0]} .. {corpus.dates[-1]}"
+        + (f", {report.skipped} bad lines skipped" if report.skipped else "")
+    )
     start = time.perf_counter()
     backend = make_backend(args.backend, corpus)
     where = getattr(backend, "index_dir", None) or getattr(backend, "embeddings_path", "")
@@ -54,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"index    {args.backend} {'reused' if reused else 'built'} in {time.perf_counter() - start:.2f}s at {where}")
     for query in args.query:
         for cutoff in cutoffs:
-            print(f"\nsearch   {query!r} before {cutoff} "
-                  f"({corpus.prefix_len(cutoff):,} of {len(corpus):,} papers eligible)")
+            print(
+                f"\nsearch   {query!r} before {cutoff} "
+                f"({corpus.prefix_len(cutoff):,} of {len(corpus):,} papers eligible)"
+            )
             print(format_hits(backend.search(query, cutoff, args.k)))
     return 0
 

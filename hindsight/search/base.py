@@ -59,8 +59,17 @@ def top_k_indices(scores: np.ndarray, k: int, id_rank: np.ndarray, positive_only
 
 def hits_at(papers: list, positions: np.ndarray, scores: np.ndarray) -> list[Hit]:
     """Hits for the chosen corpus positions, ranked in the given order."""
-    return [Hit(id=papers[i].id, title=papers[i].title, date=papers[i].date, abstract=papers[i].abstract,
-                score=float(scores[i]), rank=rank) for rank, i in enumerate(positions, start=1)]
+    return [
+        Hit(
+            id=papers[i].id,
+            title=papers[i].title,
+            date=papers[i].date,
+            abstract=papers[i].abstract,
+            score=float(scores[i]),
+            rank=rank,
+        )
+        for rank, i in enumerate(positions, start=1)
+    ]
 
 
 def id_ranks(ids: list[str]) -> np.ndarray:

@@ -29,15 +29,21 @@ log = logging.getLogger(__name__)
 class BM25Backend:
     name = "bm25"
 
-    def __init__(self, corpus: Corpus, *, k1: float = 0.9, b: float = 0.4,
-                 cache_dir: str | Path | None = None, progress: bool = False):
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        k1: float = 0.9,
+        b: float = 0.4,
+        cache_dir: str | Path | None = None,
+        progress: bool = False,
+    ):
         import bm25s  # here, not at the top: see search/text.py on bm25s, numba and vLLM
 
         self.corpus = corpus
         self.corpus_hash = corpus.hash
         self.k1, self.b = k1, b
-        self.params = {"method": "lucene", "k1": k1, "b": b, "analyzer": ANALYZER_VERSION,
-                       "bm25s": bm25s.__version__}
+        self.params = {"method": "lucene", "k1": k1, "b": b, "analyzer": ANALYZER_VERSION, "bm25s": bm25s.__version__}
         key = hashlib.sha256(json.dumps([self.corpus_hash, self.params], sort_keys=True).encode())
         self.index_dir = Path(cache_dir or default_cache_dir()) / f"bm25-{key.hexdigest()[:20]}"
         self.build_seconds: float | None = None
@@ -70,8 +76,7 @@ class BM25Backend:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         self.build_seconds = time.perf_counter() - start
-        log.info("built BM25 index of %d papers in %.1fs at %s", len(self.corpus), self.build_seconds,
-                 self.index_dir)
+        log.info("built BM25 index of %d papers in %.1fs at %s", len(self.corpus), self.build_seconds, self.index_dir)
 
     def index_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.index_dir.iterdir() if f.is_file())

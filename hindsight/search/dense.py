@@ -31,8 +31,16 @@ def default_model() -> str:
 class DenseBackend:
     name = "dense"
 
-    def __init__(self, corpus: Corpus, *, model: str | None = None, batch_size: int = 64,
-                 cache_dir: str | Path | None = None, device: str | None = None, progress: bool = False):
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        model: str | None = None,
+        batch_size: int = 64,
+        cache_dir: str | Path | None = None,
+        device: str | None = None,
+        progress: bool = False,
+    ):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -48,16 +56,23 @@ class DenseBackend:
         self.reused_embeddings = path.exists()
         if not path.exists():
             texts = [f"{p.title}. {p.abstract}" for p in corpus.papers]
-            vectors = self.encoder.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                          convert_to_numpy=True, show_progress_bar=progress)
+            vectors = self.encoder.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=progress,
+            )
             path.parent.mkdir(parents=True, exist_ok=True)
             staging = path.with_suffix(f".{os.getpid()}.tmp.npy")
             np.save(staging, vectors.astype(np.float32))
             staging.replace(path)
         self.embeddings = np.load(path, mmap_mode="r")
         if self.embeddings.shape[0] != len(corpus):
-            raise ValueError(f"{path}: cached embeddings hold {self.embeddings.shape[0]} rows, "
-                             f"the corpus {len(corpus)}; delete the file to rebuild")
+            raise ValueError(
+                f"{path}: cached embeddings hold {self.embeddings.shape[0]} rows, "
+                f"the corpus {len(corpus)}; delete the file to rebuild"
+            )
         self.id_rank = id_ranks([p.id for p in corpus.papers])
 
     def search(self, query: str, cutoff: dt.date | str, k: int) -> list[Hit]:

@@ -28,10 +28,23 @@ class HybridBackend:
                 fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (self.rrf_k + hit.rank)
                 first_hit.setdefault(hit.id, hit)
         ranked = sorted(fused, key=lambda pid: (-fused[pid], pid))[:k]
-        return [Hit(id=pid, title=first_hit[pid].title, date=first_hit[pid].date,
-                    abstract=first_hit[pid].abstract, score=fused[pid], rank=r)
-                for r, pid in enumerate(ranked, start=1)]
+        return [
+            Hit(
+                id=pid,
+                title=first_hit[pid].title,
+                date=first_hit[pid].date,
+                abstract=first_hit[pid].abstract,
+                score=fused[pid],
+                rank=r,
+            )
+            for r, pid in enumerate(ranked, start=1)
+        ]
 
     def describe(self) -> dict:
-        return {"backend": self.name, "depth": self.depth, "rrf_k": self.rrf_k,
-                "components": [b.describe() for b in self.backends], "corpus_hash": self.corpus_hash}
+        return {
+            "backend": self.name,
+            "depth": self.depth,
+            "rrf_k": self.rrf_k,
+            "components": [b.describe() for b in self.backends],
+            "corpus_hash": self.corpus_hash,
+        }

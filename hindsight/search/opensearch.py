@@ -20,12 +20,14 @@ from hindsight.search.base import Hit, SearchBackendError
 def index_mapping(k1: float = 0.9, b: float = 0.4) -> dict:
     return {
         "settings": {"index": {"similarity": {"default": {"type": "BM25", "k1": k1, "b": b}}}},
-        "mappings": {"properties": {
-            "id": {"type": "keyword"},
-            "title": {"type": "text", "analyzer": "english"},
-            "abstract": {"type": "text", "analyzer": "english"},
-            "date": {"type": "date", "format": "strict_date"},
-        }},
+        "mappings": {
+            "properties": {
+                "id": {"type": "keyword"},
+                "title": {"type": "text", "analyzer": "english"},
+                "abstract": {"type": "text", "analyzer": "english"},
+                "date": {"type": "date", "format": "strict_date"},
+            }
+        },
     }
 
 
@@ -34,10 +36,12 @@ def build_query(query: str, cutoff: dt.date | str, k: int) -> dict:
     return {
         "size": k,
         "track_total_hits": False,
-        "query": {"bool": {
-            "must": [{"multi_match": {"query": query, "fields": ["title", "abstract"], "type": "most_fields"}}],
-            "filter": [{"range": {"date": {"lt": cutoff_day, "format": "strict_date"}}}],
-        }},
+        "query": {
+            "bool": {
+                "must": [{"multi_match": {"query": query, "fields": ["title", "abstract"], "type": "most_fields"}}],
+                "filter": [{"range": {"date": {"lt": cutoff_day, "format": "strict_date"}}}],
+            }
+        },
         "sort": [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}],
         "_source": ["id", "title", "abstract", "date"],
     }
@@ -46,8 +50,16 @@ def build_query(query: str, cutoff: dt.date | str, k: int) -> dict:
 def bulk_actions(corpus: Corpus, index: str) -> Iterator[dict]:
     """Documents for `opensearchpy.helpers.bulk`, one per paper, keyed by arXiv id."""
     for paper in corpus:
-        yield {"_index": index, "_id": paper.id, "_source": {
-            "id": paper.id, "title": paper.title, "abstract": paper.abstract, "date": paper.date.isoformat()}}
+        yield {
+            "_index": index,
+            "_id": paper.id,
+            "_source": {
+                "id": paper.id,
+                "title": paper.title,
+                "abstract": paper.abstract,
+                "date": paper.date.isoformat(),
+            },
+        }
 
 
 def parse_response(response: dict, cutoff: dt.date | str) -> list[Hit]:
@@ -57,10 +69,20 @@ def parse_response(response: dict, cutoff: dt.date | str) -> list[Hit]:
         source = raw["_source"]
         date = parse_date(source["date"], name="date")
         if date >= cutoff_day:
-            raise SearchBackendError(f"OpenSearch returned {source['id']} dated {date} for cutoff {cutoff_day}: "
-                                     "is the 'date' field mapped as a date?")
-        hits.append(Hit(id=source["id"], title=source["title"], date=date,
-                        abstract=source.get("abstract", ""), score=float(raw.get("_score") or 0.0), rank=rank))
+            raise SearchBackendError(
+                f"OpenSearch returned {source['id']} dated {date} for cutoff {cutoff_day}: "
+                "is the 'date' field mapped as a date?"
+            )
+        hits.append(
+            Hit(
+                id=source["id"],
+                title=source["title"],
+                date=date,
+                abstract=source.get("abstract", ""),
+                score=float(raw.get("_score") or 0.0),
+                rank=rank,
+            )
+        )
     return hits
 
 

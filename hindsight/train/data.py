@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindsight.stages import SFTRow
 from hindsight.masking import Encoded, MaskingError, encode_conversation
+from hindsight.stages import SFTRow
 
 
 @dataclass
@@ -20,21 +20,31 @@ class LengthReport:
 
     def summary(self) -> dict:
         lengths = np.asarray(self.lengths or [0])
-        return {"rows": self.rows, "examples": self.examples, "dropped_rows_too_long": self.dropped_rows,
-                "trained_tokens": self.trained_tokens,
-                "tokens": {"min": int(lengths.min()), "p50": int(np.percentile(lengths, 50)),
-                           "p95": int(np.percentile(lengths, 95)), "max": int(lengths.max()),
-                           "total": int(lengths.sum())}}
+        return {
+            "rows": self.rows,
+            "examples": self.examples,
+            "dropped_rows_too_long": self.dropped_rows,
+            "trained_tokens": self.trained_tokens,
+            "tokens": {
+                "min": int(lengths.min()),
+                "p50": int(np.percentile(lengths, 50)),
+                "p95": int(np.percentile(lengths, 95)),
+                "max": int(lengths.max()),
+                "total": int(lengths.sum()),
+            },
+        }
 
 
-def encode_rows(rows: list[SFTRow], tokenizer, max_length: int, max_drop_share: float, enable_thinking: bool,
-                source: str = "sft") -> tuple[list[Encoded], LengthReport]:
+def encode_rows(
+    rows: list[SFTRow], tokenizer, max_length: int, max_drop_share: float, enable_thinking: bool, source: str = "sft"
+) -> tuple[list[Encoded], LengthReport]:
     """All examples of rows that fit `max_length` (a row is dropped whole, never cut mid-action)."""
     report = LengthReport(rows=len(rows))
     kept: list[Encoded] = []
     for i, row in enumerate(rows, start=1):
-        examples = encode_conversation(tokenizer, row.messages, row.tools,
-                                       enable_thinking=enable_thinking, where=f"{source} row {i}")
+        examples = encode_conversation(
+            tokenizer, row.messages, row.tools, enable_thinking=enable_thinking, where=f"{source} row {i}"
+        )
         report.lengths += [len(e.input_ids) for e in examples]
         if any(len(e.input_ids) > max_length for e in examples):
             report.dropped_rows += 1
@@ -44,9 +54,11 @@ def encode_rows(rows: list[SFTRow], tokenizer, max_length: int, max_drop_share: 
     report.examples = len(kept)
     if report.dropped_rows / report.rows > max_drop_share:
         tokens = report.summary()["tokens"]
-        raise MaskingError(f"{report.dropped_rows} of {report.rows} rows are longer than max_length {max_length} "
-                           f"(more than max_drop_share {max_drop_share:.0%}; example lengths p50 {tokens['p50']}, "
-                           f"p95 {tokens['p95']}, max {tokens['max']}): raise max_length or shorten the episodes")
+        raise MaskingError(
+            f"{report.dropped_rows} of {report.rows} rows are longer than max_length {max_length} "
+            f"(more than max_drop_share {max_drop_share:.0%}; example lengths p50 {tokens['p50']}, "
+            f"p95 {tokens['p95']}, max {tokens['max']}): raise max_length or shorten the episodes"
+        )
     if not kept:
         raise MaskingError("no example left to train on")
     return kept, report
@@ -63,7 +75,7 @@ def packed_logit_change(model, first: list[int], second: list[int]) -> float:
     packed_ids = torch.tensor([first + second], device=device)
     positions = torch.tensor([list(range(len(first))) + list(range(len(second)))], device=device)
     with torch.no_grad():
-        packed = model(input_ids=packed_ids, position_ids=positions).logits[0, len(first):].float()
+        packed = model(input_ids=packed_ids, position_ids=positions).logits[0, len(first) :].float()
         alone = model(input_ids=torch.tensor([second], device=device)).logits[0].float()
     return float((packed - alone).abs().max() / alone.abs().max().clamp(min=1e-6))
 
@@ -74,6 +86,8 @@ def check_packing(model, examples: list[Encoded], tokens: int = 48) -> None:
     change = packed_logit_change(model, examples[0].input_ids[:tokens], examples[1].input_ids[:tokens])
     if change > 0.01:
         implementation = getattr(model.config, "_attn_implementation", "?")
-        raise MaskingError(f"train.packing: with attention {implementation!r} packed sequences see each other "
-                           f"(a sequence's logits move by {change:.0%} of their size when another is packed "
-                           f"before it); set train.packing: false, or train where flash attention is installed")
+        raise MaskingError(
+            f"train.packing: with attention {implementation!r} packed sequences see each other "
+            f"(a sequence's logits move by {change:.0%} of their size when another is packed "
+            f"before it); set train.packing: false, or train where flash attention is installed"
+        )

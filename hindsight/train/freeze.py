@@ -26,8 +26,11 @@ def freeze_token_rows(model, rows: list[int]) -> None:
     moves them, and gradient clipping does not count them."""
     import torch
 
-    weights = {id(module.weight): module.weight for module in (model.get_input_embeddings(), model.get_output_embeddings())
-               if module is not None}
+    weights = {
+        id(module.weight): module.weight
+        for module in (model.get_input_embeddings(), model.get_output_embeddings())
+        if module is not None
+    }
     for weight in weights.values():
         mask = torch.ones(weight.shape[0], 1, dtype=weight.dtype, device=weight.device)
         mask[rows] = 0

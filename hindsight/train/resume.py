@@ -25,14 +25,21 @@ class ResumeError(ValueError):
 
 
 def resume_key(hyperparameters: dict, data_sha256: str, base_model: dict, processes: int) -> dict:
-    return {"hyperparameters": {k: v for k, v in sorted(hyperparameters.items()) if k not in _FREE},
-            "data_sha256": data_sha256, "base_model": base_model, "processes": processes}
+    return {
+        "hyperparameters": {k: v for k, v in sorted(hyperparameters.items()) if k not in _FREE},
+        "data_sha256": data_sha256,
+        "base_model": base_model,
+        "processes": processes,
+    }
 
 
 def checkpoints(output_dir: str | Path) -> list[Path]:
     """The whole checkpoints under `output_dir`, oldest first."""
-    found = [(int(m.group(1)), path) for path in Path(output_dir).glob("checkpoint-*")
-             if (m := _CHECKPOINT.match(path.name)) and (path / "trainer_state.json").is_file()]
+    found = [
+        (int(m.group(1)), path)
+        for path in Path(output_dir).glob("checkpoint-*")
+        if (m := _CHECKPOINT.match(path.name)) and (path / "trainer_state.json").is_file()
+    ]
     return [path for _, path in sorted(found)]
 
 
@@ -46,8 +53,10 @@ def checkpoint_to_resume(output_dir: str | Path, key: dict) -> Path | None:
     saved = json.loads(key_path.read_text()) if key_path.is_file() else None
     if saved != key:
         differ = sorted(_differences(saved or {}, key)) if saved else ["(no resume_key.json)"]
-        raise ResumeError(f"{output_dir} holds checkpoints of another training ({', '.join(differ)} differ): "
-                          f"remove {found[-1].parent}/checkpoint-* or set another train.output_dir")
+        raise ResumeError(
+            f"{output_dir} holds checkpoints of another training ({', '.join(differ)} differ): "
+            f"remove {found[-1].parent}/checkpoint-* or set another train.output_dir"
+        )
     return found[-1]
 
 

@@ -54,8 +54,10 @@ def load_tokenizer(cfg: TrainConfig):
     try:
         tokenizer = AutoTokenizer.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision)
     except (OSError, ValueError) as exc:
-        raise FileNotFoundError(f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
-                                f"that could be loaded ({str(exc).splitlines()[0]})") from None
+        raise FileNotFoundError(
+            f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
+            f"that could be loaded ({str(exc).splitlines()[0]})"
+        ) from None
     if cfg.chat_template:
         tokenizer.chat_template = Path(cfg.chat_template).read_text()
     if tokenizer.pad_token is None:
@@ -74,49 +76,89 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     tokenizer = load_tokenizer(cfg)
     source = data_path(cfg, recipe)
     rows = read_sft_set(source)[: cfg.max_examples or None]
-    examples, report = encode_rows(rows, tokenizer, cfg.max_length, cfg.max_drop_share,
-                                   cfg.enable_thinking, source=str(source))
+    examples, report = encode_rows(
+        rows, tokenizer, cfg.max_length, cfg.max_drop_share, cfg.enable_thinking, source=str(source)
+    )
     summary = report.summary()
-    print(f"SFT set {source}: {summary['rows']} rows → {summary['examples']} examples, "
-          f"{summary['dropped_rows_too_long']} rows dropped as longer than {cfg.max_length}; tokens "
-          f"p50 {summary['tokens']['p50']}, p95 {summary['tokens']['p95']}, max {summary['tokens']['max']}; "
-          f"{summary['trained_tokens']} trained tokens", flush=True)
+    print(
+        f"SFT set {source}: {summary['rows']} rows → {summary['examples']} examples, "
+        f"{summary['dropped_rows_too_long']} rows dropped as longer than {cfg.max_length}; tokens "
+        f"p50 {summary['tokens']['p50']}, p95 {summary['tokens']['p95']}, max {summary['tokens']['max']}; "
+        f"{summary['trained_tokens']} trained tokens",
+        flush=True,
+    )
     dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])
     lora = cfg.lora_settings()
-    peft_config = None if lora is None else LoraConfig(
-        r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
-        task_type="CAUSAL_LM", bias="none")
+    peft_config = (
+        None
+        if lora is None
+        else LoraConfig(
+            r=lora.rank,
+            lora_alpha=lora.alpha,
+            lora_dropout=lora.dropout,
+            target_modules=list(lora.target_modules),
+            task_type="CAUSAL_LM",
+            bias="none",
+        )
+    )
     model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
     frozen = []
     if cfg.frozen_tokens:
         frozen = frozen_rows(tokenizer, cfg.frozen_tokens)
         if not frozen:
-            raise ValueError(f"train.frozen_tokens {cfg.frozen_tokens!r} matches no token of {cfg.base_model}'s tokenizer")
+            raise ValueError(
+                f"train.frozen_tokens {cfg.frozen_tokens!r} matches no token of {cfg.base_model}'s tokenizer"
+            )
         freeze_token_rows(model, frozen)
         print(f"train.frozen_tokens: {len(frozen)} token embeddings kept as they are", flush=True)
     if cfg.packing:
         check_packing(model, examples)
     args = SFTConfig(
-        output_dir=cfg.output_dir, num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate,
-        lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
-        per_device_train_batch_size=cfg.per_device_batch_size, gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        max_length=cfg.max_length, padding_free=cfg.packing, **checkpointing_flag(SFTConfig, cfg.gradient_checkpointing),
-        optim=cfg.optimizer, weight_decay=cfg.weight_decay, seed=cfg.seed, logging_steps=cfg.logging_steps,
+        output_dir=cfg.output_dir,
+        num_train_epochs=cfg.epochs,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler,
+        warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
+        per_device_train_batch_size=cfg.per_device_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        max_length=cfg.max_length,
+        padding_free=cfg.packing,
+        **checkpointing_flag(SFTConfig, cfg.gradient_checkpointing),
+        optim=cfg.optimizer,
+        weight_decay=cfg.weight_decay,
+        seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
         report_to=[] if cfg.report_to == "none" else [cfg.report_to],
-        **({"save_strategy": "steps", "save_steps": cfg.save_every, "save_total_limit": 2} if cfg.save_every
-           else {"save_strategy": "no"}),
-        dataset_kwargs={"skip_prepare_dataset": True}, **precision_flags(cfg.precision), **without_accelerator())
-    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                         peft_config=peft_config, callbacks=list(callbacks))
+        **(
+            {"save_strategy": "steps", "save_steps": cfg.save_every, "save_total_limit": 2}
+            if cfg.save_every
+            else {"save_strategy": "no"}
+        ),
+        dataset_kwargs={"skip_prepare_dataset": True},
+        **precision_flags(cfg.precision),
+        **without_accelerator(),
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=list(callbacks),
+    )
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
     check_sharding(distributed_type)
-    repeated = repeated_examples(len(dataset), cfg.per_device_batch_size, trainer.args.world_size,
-                                 trainer.accelerator.even_batches)
+    repeated = repeated_examples(
+        len(dataset), cfg.per_device_batch_size, trainer.args.world_size, trainer.accelerator.even_batches
+    )
     if repeated and trainer.is_world_process_zero():
-        print(f"{len(dataset)} examples on {trainer.args.world_size} processes × {cfg.per_device_batch_size} a "
-              f"device: each epoch's last step repeats {repeated} example(s) from the epoch's start (accelerate "
-              "gives every process a full batch), so this run is not one process's with more accumulation; "
-              "an example count divisible by processes × per-device batch makes it so", flush=True)
+        print(
+            f"{len(dataset)} examples on {trainer.args.world_size} processes × {cfg.per_device_batch_size} a "
+            f"device: each epoch's last step repeats {repeated} example(s) from the epoch's start (accelerate "
+            "gives every process a full batch), so this run is not one process's with more accumulation; "
+            "an example count divisible by processes × per-device batch makes it so",
+            flush=True,
+        )
     data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
     checkpoint = None
     if cfg.save_every:
@@ -131,18 +173,29 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     manifest = {
-        "base_model": cfg.base_model, "revision": cfg.revision, **provenance,
+        "base_model": cfg.base_model,
+        "revision": cfg.revision,
+        **provenance,
         "output": str(adapter_dir),
         "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
-        "chat_template_hash": text_hash(tokenizer.chat_template), "enable_thinking": cfg.enable_thinking,
+        "chat_template_hash": text_hash(tokenizer.chat_template),
+        "enable_thinking": cfg.enable_thinking,
         "history": HISTORY_RENDERING,
         "data": {"path": str(source), "sha256": data_sha256, **summary},
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
-        "losses": losses, "first_loss": losses[0] if losses else None, "final_loss": losses[-1] if losses else None,
-        "train_loss": result.training_loss, "steps": trainer.state.global_step,
-        **batch_sizes(trainer.args), "repeated_examples_per_epoch": repeated, "distributed_type": distributed_type,
-        "mixed_precision": trainer.accelerator.mixed_precision, "software": software_versions(), "git_commit": git_commit(),
-        "recipe": recipe.to_dict(), "frozen_token_rows": len(frozen),
+        "losses": losses,
+        "first_loss": losses[0] if losses else None,
+        "final_loss": losses[-1] if losses else None,
+        "train_loss": result.training_loss,
+        "steps": trainer.state.global_step,
+        **batch_sizes(trainer.args),
+        "repeated_examples_per_epoch": repeated,
+        "distributed_type": distributed_type,
+        "mixed_precision": trainer.accelerator.mixed_precision,
+        "software": software_versions(),
+        "git_commit": git_commit(),
+        "recipe": recipe.to_dict(),
+        "frozen_token_rows": len(frozen),
         "resumed_from": checkpoint.name if checkpoint else None,
     }
     if trainer.is_world_process_zero():
@@ -155,10 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     def work(recipe, args):
         manifest = train(recipe, TrainConfig.from_recipe(recipe))
         if not manifest.pop("main_process"):
-            return ""   # the main process reports for all
+            return ""  # the main process reports for all
         kind = "adapter" if manifest["hyperparameters"]["lora"] else "model"
-        return (f"loss {manifest['first_loss']:.4f} → {manifest['final_loss']:.4f} over {manifest['steps']} steps\n"
-                f"{kind}: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}")
+        return (
+            f"loss {manifest['first_loss']:.4f} → {manifest['final_loss']:.4f} over {manifest['steps']} steps\n"
+            f"{kind}: {manifest['output']}\nmanifest: {Path(manifest['output']).parent / STUDENT_MANIFEST}"
+        )
 
     return recipe_command(__doc__, work, argv)
 
