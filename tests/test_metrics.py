@@ -154,7 +154,7 @@ def test_malformed_ids_keep_their_slot_and_ranks_past_ten_are_ignored():
     ]
     gains = {"2401.00001": 7.0}
     assert score_episode(make_episode([["2401.00001"]], ["junk", "2401.00001"]), make_instance(gains))["mrr"] == 0.5
-    late = ["2402.%05d" % i for i in range(1, 11)] + ["2401.00001"]
+    late = [f"2402.{i:05d}" for i in range(1, 11)] + ["2401.00001"]
     assert score_episode(make_episode([late], late), make_instance(gains))["ndcg10"] == 0.0
 
 

@@ -145,7 +145,7 @@ def grade(eligible, judge_replies, config: BuildConfig) -> tuple[list[Label], li
         for index, vote in votes.items():
             votes_by_ref[index].append(vote)
     labels, graded = [], []
-    for (reference, paper), votes in zip(eligible, votes_by_ref):
+    for (_reference, paper), votes in zip(eligible, votes_by_ref):
         agreed = consensus(votes)
         graded.append(
             {
