@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from hindsight.ids import normalize_arxiv_id
-from hindsight.search.text import _STOPWORDS, _stem
+from hindsight.search.text import STOPWORDS, stem
 
 if TYPE_CHECKING:
     from hindsight.lexicon import Lexicon
@@ -107,7 +107,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _DIGITS = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]")
 _LETTER = re.compile(r"[^\W\d_]")
-_CONTENT_STOP = frozenset(_STOPWORDS) | {"via", "using", "towards", "toward"}
+_CONTENT_STOP = frozenset(STOPWORDS) | {"via", "using", "towards", "toward"}
 _GLUE = frozenset(w for w in _CONTENT_STOP if len(w) >= 2)
 
 
@@ -295,7 +295,7 @@ def spelled(word: str) -> str:
             word = word[:-1]  # the singular first, so that a plural meets the same spelling rule
         for pattern, repl in _SPELLINGS:
             word = pattern.sub(repl, word)
-    return _stem(word)
+    return stem(word)
 
 
 @lru_cache(maxsize=200_000)

@@ -25,6 +25,7 @@ class DistillOutput:
     selection = property(lambda self: self.root / "selection.json")  # the frozen dev threshold
     sft_set = property(lambda self: self.root / "sft.jsonl")  # what train reads
     naive_sft_set = property(lambda self: self.root / "naive_sft.jsonl")
+    format_sft_set = property(lambda self: self.root / "format_sft.jsonl")  # the format control's rows
     audit = property(lambda self: self.root / "audit.json")
     candidates_manifest = property(lambda self: self.root / "candidates_manifest.jsonl")
 

@@ -3,7 +3,9 @@
     python eval/compare.py base sft [--runs-dir runs] [--json OUT] [--markdown OUT] [--plots DIR] [--html DIR]
 
 The first run is the baseline; every other run is reported as a difference from it, with a
-paired bootstrap 95% interval over targets and a sign-flip p-value. Runs whose protocol hash,
+paired bootstrap 95% interval over targets and a sign-flip p-value (`--every-pair`: every later
+run against every earlier one, e.g. `base format sft` adds sft - format, the format control's
+headline). Runs whose protocol hash,
 scorer or instance set differ are refused. Reads <runs-dir>/<run>/ (episodes, manifest, the
 instances it names); prints the tables and writes only what --json, --markdown, --plots,
 --trec and --html name.
@@ -87,6 +89,12 @@ def make_parser(description: str, several_runs: bool) -> argparse.ArgumentParser
     )
     if several_runs:
         parser.add_argument(
+            "--every-pair",
+            action="store_true",
+            help="report every later run against every earlier one, not only against the first "
+            "(base format sft: format - base, sft - base and sft - format)",
+        )
+        parser.add_argument(
             "--training-set",
             type=Path,
             metavar="SFT_JSONL",
@@ -105,7 +113,13 @@ def execute(args: argparse.Namespace) -> int:
         demonstrated = demonstrated_ids(training_set) if training_set else None
         slices = tuple(args.slice) + ((OVERLAP,) if training_set and OVERLAP not in args.slice else ())
         report = compare_runs(
-            runs, instances, n=args.resamples, seed=args.seed, slices=slices, demonstrated=demonstrated
+            runs,
+            instances,
+            n=args.resamples,
+            seed=args.seed,
+            slices=slices,
+            demonstrated=demonstrated,
+            every_pair=getattr(args, "every_pair", False),
         )
     except (ComparisonError, RunError, InstanceError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -196,8 +196,11 @@ def compare_runs(
     seed: int = 0,
     slices: tuple[str, ...] = (),
     demonstrated: set[str] | None = None,
+    every_pair: bool = False,
 ) -> dict:
-    """`demonstrated`: the paper ids of the SFT set, for the training-antecedent overlap slice."""
+    """`demonstrated`: the paper ids of the SFT set, for the training-antecedent overlap slice.
+    Each later run is reported against the first; with `every_pair`, also against every run
+    before it (with base, format control and hindsight student: sft - format as well)."""
     if len(runs) < 1:
         raise ComparisonError("name at least one run")
     check_comparable(runs)
@@ -217,29 +220,38 @@ def compare_runs(
         "seed": seed,
         "per_target": scores,
     }
-    base = runs[0].name
-    for other in runs[1:]:
-        report["differences"][f"{other.name} - {base}"] = paired_differences(scores[base], scores[other.name], n, seed)
+    pairs = run_pairs([run.name for run in runs], every_pair)
+    for earlier, later in pairs:
+        report["differences"][f"{later} - {earlier}"] = paired_differences(scores[earlier], scores[later], n, seed)
     for field in slices:
         groups: dict[str, list[int]] = defaultdict(list)
         for i, instance in enumerate(instances):
             groups[slice_value(instance, {name: scores[name][i] for name in scores}, field, demonstrated)].append(i)
         report["slices"][field] = {
-            value: _slice_group(rows, scores, runs, n, seed) for value, rows in sorted(groups.items(), key=_natural)
+            value: _slice_group(rows, scores, pairs, n, seed) for value, rows in sorted(groups.items(), key=_natural)
         }
     return report
 
 
-def _slice_group(rows: list[int], scores: dict[str, list[dict]], runs: list[Run], n: int, seed: int) -> dict:
-    """One slice group: its size, each run's funnel means, and each difference from the baseline
-    with its paired interval (nDCG@10 under `differences`, the funnel under `funnel_differences`)."""
-    base = runs[0].name
+def run_pairs(names: list[str], every_pair: bool) -> list[tuple[str, str]]:
+    """(earlier, later) for each difference reported, later - earlier: each run against the first,
+    and with `every_pair` against each run before it too."""
+    if every_pair:
+        return [(names[i], names[j]) for j in range(1, len(names)) for i in range(j)]
+    return [(names[0], name) for name in names[1:]]
+
+
+def _slice_group(
+    rows: list[int], scores: dict[str, list[dict]], pairs: list[tuple[str, str]], n: int, seed: int
+) -> dict:
+    """One slice group: its size, each run's funnel means, and each reported difference with its
+    paired interval (nDCG@10 under `differences`, the funnel under `funnel_differences`)."""
     means = {name: aggregate([scores[name][i] for i in rows]) for name in scores}
     differences = {
-        f"{o.name} - {base}": paired_differences(
-            [scores[base][i] for i in rows], [scores[o.name][i] for i in rows], n, seed
+        f"{later} - {earlier}": paired_differences(
+            [scores[earlier][i] for i in rows], [scores[later][i] for i in rows], n, seed
         )
-        for o in runs[1:]
+        for earlier, later in pairs
     }
     return {
         "targets": len(rows),

@@ -8,6 +8,7 @@ import random
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
 from hindsight.prompts import brief_from_messages
+from hindsight.search.text import STOPWORDS
 
 
 def searches(messages: list[dict]) -> list[tuple[str | None, list[str]]]:
@@ -115,3 +116,51 @@ class NaiveExplorer:
             "submit": self.submit,
             "seed": self.seed,
         }
+
+
+def brief_queries(brief: str, lengths: list[int]) -> list[str]:
+    """One query per entry of `lengths`, of that many words of the brief and nothing else: the
+    first is the brief's opening words, as `first_sentence_query` types them; the later ones take
+    the content words after the first sentence (stopwords left out, as the search drops them) in
+    order, each query the next run of them, starting over when the brief runs out."""
+    first, _, rest = brief.partition(". ")
+    words = [w.strip(".,;:?!()") for w in (rest or first).split()]
+    words = [w for w in words if w and w.lower() not in STOPWORDS] or brief.split()
+    queries, position = [], 0
+    for i, length in enumerate(lengths):
+        if i == 0:
+            queries.append(" ".join(brief.split()[:length]).rstrip(".?"))
+            continue
+        queries.append(" ".join(words[(position + j) % len(words)] for j in range(min(length, len(words)))))
+        position += length
+    return queries
+
+
+class FormatMatchedExplorer:
+    """The format control: for each task, the searches of a reference demonstration of the same
+    target replaced by as many queries of as many words each, taken from the brief alone
+    (`brief_queries`), then a submission of as many surfaced papers as the reference submitted,
+    in the order they came back. Its episodes have the deployment format and the reference's
+    shape without any hindsight: a student trained on them learns to act, not where to look.
+    `shapes` maps a task id to (words of each query, papers submitted); a task it does not name
+    gets one query of twelve words and a submission of everything surfaced."""
+
+    name = "format-matched-explorer"
+
+    def __init__(self, shapes: dict[str, tuple[tuple[int, ...], int]]):
+        self.shapes = shapes
+
+    def act(self, batch: list[Conversation], tools: list[dict]) -> list[Turn]:
+        return [self._turn(conv) for conv in batch]
+
+    def _turn(self, conv: Conversation) -> Turn:
+        lengths, submit = self.shapes.get(conv.task.task_id, ((12,), 10**6))
+        done = searches(conv.messages)
+        if len(done) < len(lengths):
+            query = brief_queries(brief_from_messages(conv.messages), list(lengths))[len(done)]
+            return Turn(calls=[ToolCall("search_papers", {"query": query})])
+        surfaced = list(dict.fromkeys(pid for _, ids in done for pid in ids))
+        return Turn(calls=[ToolCall("submit_answer", {"papers": [{"id": pid} for pid in surfaced[:submit]]})])
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "shapes": len(self.shapes)}

@@ -25,15 +25,15 @@ def _bm25s_stopwords() -> frozenset[str]:
 
 ANALYZER_VERSION = "en-snowball-1"
 _WORD = re.compile(r"(?u)\b\w\w+\b")
-_STOPWORDS = _bm25s_stopwords()
+STOPWORDS = _bm25s_stopwords()
 _stemmer = Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
 def analyze(text: str) -> list[str]:
     """The index terms of `text`, in order, repeats kept (term frequency matters)."""
-    return [_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
+    return [stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
