@@ -79,6 +79,9 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hindsight.log import cli_logging
+
+    cli_logging()
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())

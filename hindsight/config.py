@@ -10,11 +10,13 @@ import typing
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hindsight.errors import UserError
+
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     pass
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import read_jsonl
 from hindsight.schema import Paper, SchemaError, parse_date
 
@@ -29,7 +30,7 @@ __all__ = ["CORPUS_FORMATS", "Corpus", "CorpusError", "LoadReport", "load_corpus
 CORPUS_FORMATS = ("auto", "jsonl", "parquet", "arxiv-snapshot")
 
 
-class CorpusError(ValueError):
+class CorpusError(UserError):
     """A corpus file that cannot be loaded as asked; the message names file and line."""
 
 

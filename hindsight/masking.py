@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hindsight.errors import UserError
 from hindsight.policy.chat import render_chat
 
 IGNORE = -100
 
 
-class MaskingError(ValueError):
+class MaskingError(UserError):
     pass
 
 

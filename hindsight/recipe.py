@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from hindsight.config import ConfigError, from_mapping
+from hindsight.errors import UserError
 from hindsight.protocol import ProtocolConfig
 
 STAGE_SECTIONS = ("distill", "train", "gate", "rl")
@@ -159,10 +160,15 @@ def recipe_command(
     doc: str, work, argv: list[str] | None = None, add_arguments=None, errors: tuple[type[Exception], ...] = ()
 ) -> int:
     """Every stage's command line: parse `RECIPE [--set ...]` and the stage's own options, run
-    `work(recipe, args)`, print what it returns, and turn a known failure into `error: ...`, exit 2.
+    `work(recipe, args)`, print what it returns, and turn bad input (a UserError, a missing file,
+    or one of `errors`) into `error: ...`, exit 2; any other exception keeps its traceback.
     `work` returns the message (empty: nothing to print), or (message, exit status)."""
     import argparse
     import sys
+
+    from hindsight.log import cli_logging
+
+    cli_logging()
 
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_recipe_arguments(parser)
@@ -171,7 +177,7 @@ def recipe_command(
     args = parser.parse_args(argv)
     try:
         outcome = work(load_recipe(args.recipe, args.overrides), args)
-    except (ValueError, FileNotFoundError, *errors) as exc:  # ConfigError is a ValueError
+    except (UserError, FileNotFoundError, *errors) as exc:  # ConfigError is a UserError
         print(f"error: {exc}", file=sys.stderr)
         return 2
     message, status = outcome if isinstance(outcome, tuple) else (outcome, 0)

@@ -13,13 +13,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import read_keyed
 from hindsight.schema import Episode
 
 COMPARED_FIELDS = ("protocol_hash", "scorer_version", "instances.sha256")
 
 
-class RunError(ValueError):
+class RunError(UserError):
     """A run directory that cannot be read as asked; the message names the file and line."""
 
 

@@ -17,6 +17,7 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hindsight.errors import UserError
 from hindsight.ids import normalize_arxiv_id
 
 SPLITS = ("train", "dev", "eval")
@@ -34,7 +35,7 @@ DEFAULT_GAINS = {
 MAX_LABELS = 10
 
 
-class SchemaError(ValueError):
+class SchemaError(UserError):
     """A record that does not match its contract; the message names where and which field."""
 
 

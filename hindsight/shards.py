@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from hindsight.errors import UserError
 from hindsight.jsonl import read_jsonl
 
 Item = TypeVar("Item")
@@ -24,9 +25,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     try:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
-        raise ValueError(f"--shard wants INDEX/COUNT such as 0/8, got {text!r}") from None
+        raise UserError(f"--shard wants INDEX/COUNT such as 0/8, got {text!r}") from None
     if not 0 <= index < count:
-        raise ValueError(f"--shard {text}: the index must be in 0..{count - 1}")
+        raise UserError(f"--shard {text}: the index must be in 0..{count - 1}")
     return index, count
 
 
@@ -53,13 +54,13 @@ def merge_runs(parent: Path, count: int) -> tuple[list[dict], set[str]]:
             raise FileNotFoundError(f"{folder}: shard {index} of {count} has no manifest; run --shard {index}/{count}")
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("status") != "complete":
-            raise ValueError(f"{manifest_path}: shard {index} of {count} is {manifest.get('status')!r}, not complete")
+            raise UserError(f"{manifest_path}: shard {index} of {count} is {manifest.get('status')!r}, not complete")
         for number, record, problem in read_jsonl(folder / "episodes.jsonl"):
             if problem:
-                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {problem}")
+                raise UserError(f"{folder / 'episodes.jsonl'}:{number}: {problem}")
             record_id = record["instance_id"]
             if record_id in seen:
-                raise ValueError(f"{folder / 'episodes.jsonl'}:{number}: {record_id} is already in an earlier shard")
+                raise UserError(f"{folder / 'episodes.jsonl'}:{number}: {record_id} is already in an earlier shard")
             seen.add(record_id)
             lines.append(json.dumps(record, ensure_ascii=False) + "\n")
         manifests.append(manifest)

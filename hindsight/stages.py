@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindsight.errors import UserError
+
 DISTILL_DIR = "outputs/distill"  # the recipe's distill.out_dir unless it says otherwise
 STUDENT_MANIFEST = "train_manifest.json"
 
@@ -68,10 +70,30 @@ class StudentManifest:
                 gguf_sha256=record.get("gguf_sha256"),
             )
         except KeyError as exc:
-            raise ValueError(f"{path}: no {exc.args[0]!r}; was it written by train/sft.py?") from None
+            raise UserError(f"{path}: no {exc.args[0]!r}; was it written by train/sft.py?") from None
 
 
-class SFTSetError(ValueError):
+def student_record(
+    base_model: str, revision: str | None, provenance: dict, output: Path, tokenizer, enable_thinking: bool | None
+) -> dict:
+    """What every trained student's manifest says of its model, tokenizer and rendering (SFT and
+    RL alike): the part `StudentManifest.read` and evaluation's checks rely on."""
+    from hindsight.policy.chat import HISTORY_RENDERING
+    from hindsight.provenance import text_hash
+
+    return {
+        "base_model": base_model,
+        "revision": revision,
+        **provenance,
+        "output": str(output),
+        "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
+        "chat_template_hash": text_hash(tokenizer.chat_template),
+        "enable_thinking": enable_thinking,
+        "history": HISTORY_RENDERING,
+    }
+
+
+class SFTSetError(UserError):
     pass
 
 

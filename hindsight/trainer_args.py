@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from hindsight.log import get_logger
+
+logger = get_logger(__name__)
+
 
 def checkpointing_flag(config_class, enabled: bool) -> dict:
     """transformers 5 renamed gradient_checkpointing to activation_checkpointing and warns on the
@@ -36,7 +40,7 @@ def precision_flags(precision: str) -> dict:
     mixed = {"fp32": "no"}.get(precision, precision)
     launcher = os.environ.get("ACCELERATE_MIXED_PRECISION")
     if launcher not in (None, mixed):
-        print(f"precision {precision}: the launcher's mixed precision {launcher!r} is overruled", flush=True)
+        logger.info(f"precision {precision}: the launcher's mixed precision {launcher!r} is overruled")
     os.environ["ACCELERATE_MIXED_PRECISION"] = mixed
     return {"bf16": precision == "bf16", "fp16": precision == "fp16"}
 
@@ -63,10 +67,9 @@ def check_sharding(distributed_type: str) -> None:
         if os.environ.get(flag, "false").lower() == "true"
     ]
     if asked and distributed_type not in ("FSDP", "DEEPSPEED"):
-        print(
+        logger.info(
             f"the launcher asked for {asked[0]}, but accelerate runs it only on GPUs: this run is "
-            f"{distributed_type} (every process holds the whole model)",
-            flush=True,
+            f"{distributed_type} (every process holds the whole model)"
         )
 
 

@@ -368,3 +368,31 @@ def test_the_seed_table_refuses_a_report_without_the_slice(two_runs):
         text=True,
     )
     assert done.returncode != 0 and "--slice both-submitted" in done.stderr
+
+
+def test_every_pair_reports_the_format_control_against_the_base_and_the_student_against_both(two_runs, capsys):
+    """base, format, sft: format - base, sft - base and sft - format, each paired over targets
+    (the last is the format control's headline), in the table and in every slice."""
+    instances = two_runs / "instances.jsonl"
+    label = lambda i: label_id(i, 0)  # noqa: E731
+    fmt = [episode_for(f"t{i}", [label(i)], [label(i)]) for i in range(2)]
+    fmt += [episode_for(f"t{i}", ["2399.00001"], ["2399.00001"]) for i in range(2, 6)]
+    write_run(two_runs / "runs", "format", fmt, instances)
+    out = two_runs / "r.json"
+    names = ["base", "format", "sft", "--every-pair", "--runs-dir", str(two_runs / "runs")]
+    assert compare_main([*names, "--resamples", "500", "--slice", "both-submitted", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert list(report["differences"]) == ["format - base", "sft - base", "sft - format"]
+    scores = {name: [row["ndcg10"] for row in report["per_target"][name]] for name in ("format", "sft")}
+    expected = float(np.mean(np.array(scores["sft"]) - np.array(scores["format"])))
+    assert report["differences"]["sft - format"]["ndcg10"]["diff"] == pytest.approx(expected)
+    assert expected > 0  # sft finds targets 2 and 3, which the format run does not
+    for group in report["slices"]["both-submitted"].values():
+        assert set(group["differences"]) == {"format - base", "sft - base", "sft - format"}
+    assert "sft - format" in capsys.readouterr().out
+
+
+def test_without_every_pair_each_run_is_reported_against_the_first_only(two_runs):
+    runs = [load_run(two_runs / "runs" / name) for name in ("base", "sft", "base")]
+    report = compare_runs(runs[:2], load_instances(two_runs / "instances.jsonl"), n=100)
+    assert list(report["differences"]) == ["sft - base"]

@@ -367,3 +367,53 @@ def test_checkpoints_of_a_training_with_other_settings_are_not_resumed(sft_set, 
     error = capsys.readouterr().err
     assert "train.learning_rate" in error and "checkpoint-*" in error and str(out) in error
     assert (out / "checkpoint-2" / "trainer_state.json").is_file()  # nothing was lost
+
+
+@pytest.mark.parametrize(
+    ("examples", "per_device", "world", "accumulation", "epochs", "steps"),
+    [(10, 1, 1, 1, 1, 10), (10, 2, 1, 1, 3, 15), (10, 1, 2, 1, 1, 5), (10, 1, 2, 2, 2, 6), (3, 1, 2, 1, 1, 2)],
+)
+def test_optimizer_steps_count_as_the_trainer_does(examples, per_device, world, accumulation, epochs, steps):
+    from hindsight.train.sft import optimizer_steps
+
+    assert optimizer_steps(examples, per_device, world, accumulation, epochs) == steps
+
+
+def test_the_schedule_warms_up_over_the_asked_share_of_the_steps(tmp_path):
+    """train.warmup_ratio becomes whole warmup steps, which every transformers version reads as
+    steps: the scheduler the Trainer builds from these arguments rises for 5 of 10 steps, then decays."""
+    import torch
+    from transformers import get_scheduler
+
+    from hindsight.train.config import TrainConfig
+    from hindsight.train.sft import trainer_arguments
+
+    cfg = TrainConfig(
+        output_dir=str(tmp_path),
+        warmup_ratio=0.5,
+        lr_scheduler="linear",
+        epochs=1,
+        learning_rate=1.0,
+        precision="fp32",
+        per_device_batch_size=1,
+        gradient_accumulation_steps=1,
+    )
+    args = trainer_arguments(cfg, examples=10)
+    assert args.warmup_steps == 5 and args.get_warmup_steps(10) == 5
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=args.learning_rate)
+    scheduler = get_scheduler(args.lr_scheduler_type, optimizer, args.get_warmup_steps(10), 10)
+    rates = []
+    for _ in range(10):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert rates[:6] == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    assert rates[6] < rates[5] and rates[-1] < rates[6]
+
+
+def test_no_warmup_is_zero_steps(tmp_path):
+    from hindsight.train.config import TrainConfig
+    from hindsight.train.sft import trainer_arguments
+
+    cfg = TrainConfig(output_dir=str(tmp_path), warmup_ratio=0.0, epochs=1, precision="fp32")
+    assert trainer_arguments(cfg, examples=10).warmup_steps == 0

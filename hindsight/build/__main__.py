@@ -14,6 +14,9 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hindsight.log import cli_logging
+
+    cli_logging()
     parser = argparse.ArgumentParser(
         prog="python -m hindsight.build", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -22,7 +22,6 @@ import dataclasses
 import datetime as dt
 import json
 import os
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +35,10 @@ from hindsight.data.deepscholar import remove_names, title_overlap
 from hindsight.data.native import months_before, prepare_instances, split_by_date
 from hindsight.data.open_corpus import merge_papers
 from hindsight.jsonl import read_jsonl, sha256_file
+from hindsight.log import get_logger
 from hindsight.schema import DEFAULT_GAINS, MAX_LABELS, Instance, Label, Paper, Target
+
+logger = get_logger(__name__)
 
 MIN_LABELS = 2
 
@@ -266,7 +268,7 @@ def build(config: BuildConfig, out_dir: str | Path, progress: bool = True) -> Pa
     caller = Caller(config)
     calls: dict[str, Calls] = {}
     todo = [target for target in targets if target.id not in done]
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
+    say = logger.info if progress else (lambda text: None)
     say(f"build: {len(targets)} targets, {len(done)} done before, {len(todo)} to do")
     for start in range(0, len(todo), config.chunk_targets):
         chunk = todo[start : start + config.chunk_targets]

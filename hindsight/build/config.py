@@ -17,6 +17,7 @@ import yaml
 
 from hindsight.config import ConfigError, from_mapping
 from hindsight.corpus import CORPUS_FORMATS
+from hindsight.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ class BuildConfig:
 
     def __post_init__(self):
         if self.corpus_format not in CORPUS_FORMATS:
-            raise ValueError(f"corpus_format {self.corpus_format!r}: known are {', '.join(CORPUS_FORMATS)}")
+            raise UserError(f"corpus_format {self.corpus_format!r}: known are {', '.join(CORPUS_FORMATS)}")
         if not self.judges:
-            raise ValueError("judges: name at least one model")
+            raise UserError("judges: name at least one model")
         if len(self.split_shares) != 2 or not 0 <= self.split_shares[0] + self.split_shares[1] <= 1:
-            raise ValueError(f"split_shares {self.split_shares}: two shares (train, dev) summing to at most 1")
+            raise UserError(f"split_shares {self.split_shares}: two shares (train, dev) summing to at most 1")
 
     def settings(self) -> dict:
         """The construction settings a manifest records (no keys, no file paths' contents)."""

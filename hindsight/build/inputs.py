@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.ids import normalize_arxiv_id
 from hindsight.jsonl import read_jsonl, read_keyed
 from hindsight.schema import Paper
 
 
-class InputError(ValueError):
+class InputError(UserError):
     pass
 
 
@@ -28,7 +29,7 @@ class Reference:
 def _target(record: dict, where: str) -> Paper:
     paper = Paper.from_dict(record, where)
     if not paper.abstract.strip():
-        raise ValueError(f"{where}: field 'abstract' is empty (briefs and judges need it)")
+        raise UserError(f"{where}: field 'abstract' is empty (briefs and judges need it)")
     return paper
 
 

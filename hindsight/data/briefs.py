@@ -10,6 +10,8 @@ model-free brief (counted in the summary).
 
 from __future__ import annotations
 
+from hindsight.errors import UserError
+
 BRIEF_SYSTEM = """\
 You turn a paper's abstract into a research brief for a literature-search benchmark. The brief \
 describes the open problem as it stood before this paper existed: why it matters, where earlier \
@@ -39,13 +41,13 @@ def parse_options(spec: str) -> dict:
     for part in filter(None, (p.strip() for p in spec.split(","))):
         key, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"--briefs: {part!r} is not key=value")
+            raise UserError(f"--briefs: {part!r} is not key=value")
         options[key.strip()] = value.strip()
     if "model" not in options:
-        raise ValueError("--briefs needs model=<litellm model>")
+        raise UserError("--briefs needs model=<litellm model>")
     unknown = set(options) - {"model", "api_base", "api_key", "concurrency", "cache_dir", "max_tokens"}
     if unknown:
-        raise ValueError(f"--briefs: unknown option(s) {', '.join(sorted(unknown))}")
+        raise UserError(f"--briefs: unknown option(s) {', '.join(sorted(unknown))}")
     return options
 
 

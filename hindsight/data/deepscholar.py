@@ -41,6 +41,7 @@ from hindsight.data.open_corpus import (
     external_from_args,
     merge_papers,
 )
+from hindsight.errors import UserError
 from hindsight.ids import normalize_arxiv_id
 from hindsight.schema import Instance, Label, Paper, SchemaError, Target, parse_date
 
@@ -92,7 +93,7 @@ GENERIC_ACRONYMS = {
 }
 
 
-class ConversionError(ValueError):
+class ConversionError(UserError):
     pass
 
 

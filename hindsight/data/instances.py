@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import read_keyed
 from hindsight.schema import Instance
 
 
-class InstanceError(ValueError):
+class InstanceError(UserError):
     """An instances file that cannot be used; the message names file and line."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hindsight.corpus import CORPUS_FORMATS, CorpusError, LoadReport, load_papers
+from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.schema import Paper
 
@@ -33,7 +34,7 @@ class ExternalCorpus:
 
     def __post_init__(self):
         if self.format not in CORPUS_FORMATS:
-            raise ValueError(f"corpus format {self.format!r}: known are {', '.join(CORPUS_FORMATS)}")
+            raise UserError(f"corpus format {self.format!r}: known are {', '.join(CORPUS_FORMATS)}")
 
     def load(self, skip_bad: bool = False) -> tuple[list[Paper], LoadReport]:
         return load_papers(

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from hindsight.distill.config import DistillConfig
+from hindsight.errors import UserError
 from hindsight.policy.scripted import FormatMatchedExplorer, NaiveExplorer
 from hindsight.prompts import brief_from_messages
 from hindsight.protocol import tool_schemas
@@ -58,7 +59,7 @@ def naive_demonstrations(recipe, samples: int = 1, progress: bool = True) -> Pat
     return cfg.output.naive_sft_set
 
 
-class FormatControlError(ValueError):
+class FormatControlError(UserError):
     pass
 
 

@@ -30,12 +30,15 @@ from hindsight.distill.prompts import (
     private_texts,
     teacher_messages,
 )
+from hindsight.log import get_logger
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import Recipe, recipe_command
 from hindsight.runner import run_episodes
 from hindsight.schema import CandidateId, Task
 from hindsight.search.text import analyze
 from hindsight.shards import merge_runs, merged_manifest, parse_shard, shard_folder, shard_of
+
+logger = get_logger(__name__)
 
 
 def corpus_idf(corpus: Corpus) -> dict[str, float]:
@@ -140,7 +143,7 @@ def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int,
         final["leak_guard"] = teacher.counts
         (out / "manifest.json").write_text(json.dumps(final, indent=2, default=str) + "\n")
         counts = teacher.counts
-        print(
+        logger.info(
             f"leak guard: {counts['refused']} replies refused and asked again over {counts['turns']} teacher turns; "
             f"{counts['sent_leaking']} turns still leaking after {cfg.leak_retries} retries went through (replay rejects them)"
         )

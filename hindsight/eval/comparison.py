@@ -6,6 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from hindsight.errors import UserError
 from hindsight.metrics import aggregate, score_episode
 from hindsight.runs import COMPARED_FIELDS, Run
 from hindsight.schema import Instance
@@ -37,7 +38,7 @@ PER_TARGET = ("ndcg10", "recall10", "mrr", "anyhit10", "exposed_gain", "selected
 RATIOS = {"gain_kept": ("ndcg10", "exposed_gain"), "rank_quality": ("ndcg10", "selected_gain")}
 
 
-class ComparisonError(ValueError):
+class ComparisonError(UserError):
     pass
 
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.models.gguf import model_provenance
 from hindsight.policy import make_policy
@@ -22,7 +23,7 @@ from hindsight.stages import StudentManifest
 def select_instances(instances, split: str, limit: int | None):
     chosen = [inst for inst in instances if inst.split == split]
     if not chosen:
-        raise ValueError(
+        raise UserError(
             f"no instances in split {split!r} (splits present: {', '.join(sorted({i.split for i in instances}))})"
         )
     return chosen[:limit] if limit else chosen
@@ -42,20 +43,20 @@ def write_instances(path: Path, instances) -> str:
 def check_rendering(manifest: StudentManifest, policy, enable_thinking: bool) -> None:
     """Refuse a student trained on prompts rendered otherwise than the evaluator will render them."""
     if manifest.enable_thinking is not None and manifest.enable_thinking != enable_thinking:
-        raise ValueError(
+        raise UserError(
             f"{manifest.path}: the student was trained with enable_thinking={manifest.enable_thinking}, "
             f"but policy.enable_thinking is {enable_thinking}"
         )
     renderer = getattr(policy, "renderer", None)
     template = getattr(getattr(renderer, "tokenizer", None), "chat_template", None)
     if manifest.chat_template_hash and template and text_hash(template) != manifest.chat_template_hash:
-        raise ValueError(
+        raise UserError(
             f"{manifest.path}: the student was trained with another chat template than the one "
             f"{policy.name} renders prompts with; train and evaluate with the same template"
         )
     # only templates that read reasoning_content render history differently as generated
     if template and "reasoning_content" in template and manifest.history != HISTORY_RENDERING:
-        raise ValueError(
+        raise UserError(
             f"{manifest.path}: the student was trained with history rendered "
             f"{manifest.history or 'by the template alone'}, but {policy.name} renders it "
             f"{HISTORY_RENDERING}; retrain it with this version"
@@ -69,12 +70,12 @@ def trained_student(folder: str | Path, policy_model: str) -> tuple[str, str | N
     if not manifest.lora:
         return str(manifest.output), None
     if not _same_model(manifest.base_model, policy_model):
-        raise ValueError(
+        raise UserError(
             f"{manifest.path}: the adapter was trained on {manifest.base_model}, but policy.model is "
             f"{policy_model}; set policy.model={manifest.base_model}"
         )
     if manifest.gguf_sha256 and manifest.gguf_sha256 != model_provenance(policy_model).get("gguf_sha256"):
-        raise ValueError(
+        raise UserError(
             f"{manifest.path}: the adapter was trained on a GGUF file with sha256 "
             f"{manifest.gguf_sha256[:12]}…, but {policy_model} now holds other weights"
         )
@@ -157,7 +158,7 @@ def merge_evaluation(recipe: Recipe, name: str, count: int, split: str | None = 
     manifests, merged_ids = merge_runs(run_dir, count)
     missing = [inst.id for inst in chosen if inst.id not in merged_ids]
     if missing or len(merged_ids) != len(chosen):
-        raise ValueError(
+        raise UserError(
             f"{run_dir}: the {count} shards do not cover the split's {len(chosen)} targets "
             f"({len(missing)} missing, e.g. {missing[:3]}); were they run with the same --split and --limit?"
         )

@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 from hindsight.jsonl import sha256_file
+from hindsight.log import get_logger
+
+logger = get_logger(__name__)
 
 SOURCE_FILE = "gguf_source.json"  # written last: a folder without it is an unfinished conversion
 
@@ -60,11 +63,7 @@ def materialize(path: str | os.PathLike, dtype: str = "float32", progress: bool 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if progress:
-        print(
-            f"dequantising {path.name} (sha256 {digest[:12]}) into {folder} — once per file",
-            file=sys.stderr,
-            flush=True,
-        )
+        logger.info(f"dequantising {path.name} (sha256 {digest[:12]}) into {folder} — once per file")
     try:
         tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
         model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
@@ -101,6 +100,9 @@ def model_provenance(name: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hindsight.log import cli_logging
+
+    cli_logging()
     import argparse
 
     parser = argparse.ArgumentParser(

@@ -21,13 +21,14 @@ import platform
 import time
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.provenance import git_commit, software_versions
 
 PROVENANCE = "provenance.json"
 
 
-class StaleModel(ValueError):
+class StaleModel(UserError):
     pass
 
 

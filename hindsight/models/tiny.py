@@ -19,6 +19,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hindsight.log import get_logger
+
+logger = get_logger(__name__)
+
 SPECIAL_TOKENS = [
     "<|endoftext|>",
     "<|im_start|>",
@@ -202,10 +206,9 @@ def build_tiny_qwen(
         if not missed or attempt + 1 >= attempts:
             break
         given_up.append({"seed": attempt_seed, **phases})
-        print(
+        logger.info(
             f"curriculum: '{missed[0]}' missed its loss within its cap; restarting from a fresh initialisation "
-            f"(attempt {attempt + 2} of {attempts})",
-            flush=True,
+            f"(attempt {attempt + 2} of {attempts})"
         )
     model.generation_config.eos_token_id = config.eos_token_id
     model.generation_config.pad_token_id = config.pad_token_id
@@ -341,9 +344,9 @@ def _train(
         mean = sum(losses[-window:]) / len(losses[-window:])
         reached = until_loss is not None and step >= window and mean <= until_loss
         if log_every and (step % log_every == 0 or reached):
-            print(f"{what} {step}/{steps}: loss {losses[-1]:.3f}", flush=True)
+            logger.info(f"{what} {step}/{steps}: loss {losses[-1]:.3f}")
         if reached:
-            print(f"{what}: mean loss of the last {window} steps {mean:.3f} <= {until_loss} at step {step}", flush=True)
+            logger.info(f"{what}: mean loss of the last {window} steps {mean:.3f} <= {until_loss} at step {step}")
             break
     model.eval()
     return losses
@@ -537,6 +540,9 @@ def vocabulary_of(texts: Iterable[str], limit: int = 5000) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """python -m hindsight.models.tiny --out outputs/tiny-qwen [--data world]: a tiny base model
     with a tokenizer trained on the benchmark's paper text (offline, seconds)."""
+    from hindsight.log import cli_logging
+
+    cli_logging()
     import argparse
     import shutil
     import sys

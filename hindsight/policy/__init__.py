@@ -3,6 +3,7 @@ one interface, so that all of them run through the same environment and protocol
 
 from __future__ import annotations
 
+from hindsight.errors import UserError
 from hindsight.policy.base import Conversation, Policy, Turn
 from hindsight.policy.parsing import ToolCall, parse_tool_calls
 
@@ -19,7 +20,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
             max_query_words=protocol.max_query_words if protocol else 64, k=protocol.k if protocol else 10
         )
     if not config.model:
-        raise ValueError(f"policy.model is required for the {config.backend} backend")
+        raise UserError(f"policy.model is required for the {config.backend} backend")
     local = {
         "adapter": adapter,
         "revision": config.revision,
@@ -41,7 +42,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
         return VLLMPolicy(config.model, max_context=config.max_context or 32768, **local)
     if config.backend == "litellm":
         if adapter:
-            raise ValueError(
+            raise UserError(
                 "an adapter cannot be applied through litellm; serve it (vLLM --lora-modules) "
                 "and name the served model instead"
             )
@@ -56,4 +57,4 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
             seed=config.seed,
             concurrency=config.concurrency,
         )
-    raise ValueError(f"unknown policy backend {config.backend!r} (bm25-oneshot, hf, vllm, litellm)")
+    raise UserError(f"unknown policy backend {config.backend!r} (bm25-oneshot, hf, vllm, litellm)")

@@ -21,15 +21,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from hindsight.config import ConfigError, LoraSettings, read_lora
+from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
-from hindsight.policy.chat import HISTORY_RENDERING
 from hindsight.prompts import initial_messages
-from hindsight.provenance import git_commit, software_versions, text_hash
+from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
 from hindsight.rl.config import RLConfig
 from hindsight.rl.reward import EpisodeReward, episode_reward
 from hindsight.rl.rollout import EpisodeRollout, prompt_key
-from hindsight.stages import STUDENT_MANIFEST, StudentManifest
+from hindsight.stages import STUDENT_MANIFEST, StudentManifest, student_record
 from hindsight.trainer_args import (
     batch_sizes,
     checkpointing_flag,
@@ -39,6 +39,7 @@ from hindsight.trainer_args import (
 )
 
 REWARDS_LOG = "rewards.jsonl"
+logger = get_logger(__name__)
 
 
 def load_student(cfg: RLConfig):
@@ -205,10 +206,9 @@ def make_callback(
         episodes = rollout.play(model, {inst.id: inst.task() for inst in splits.dev}, greedy=True)
         if curves.dev_scoring(step, episodes, splits.dev) and is_main:
             save_student(model, tokenizer, student_dir)
-        print(
+        logger.info(
             f"dev reward at step {step}: {curves.rows[-1]['reward']:.4f} (best {curves.best:.4f} at step "
-            f"{curves.best_step})",
-            flush=True,
+            f"{curves.best_step})"
         )
 
     class DevChoice(TrainerCallback):
@@ -300,13 +300,14 @@ def train(recipe, cfg: RLConfig) -> dict:
     trainer.train()
     base_model = start["base_model"]
     manifest = {
-        "base_model": base_model,
-        **model_provenance(base_model),
-        "output": str(student_dir),
-        "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
-        "chat_template_hash": text_hash(tokenizer.chat_template),
-        "enable_thinking": start["enable_thinking"],
-        "history": HISTORY_RENDERING,
+        **student_record(
+            base_model,
+            start.get("revision"),
+            model_provenance(base_model),
+            student_dir,
+            tokenizer,
+            start["enable_thinking"],
+        ),
         "stage": "rl",
         "start": start,
         # StudentManifest reads hyperparameters.lora: truthy when the student is an adapter

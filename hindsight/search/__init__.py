@@ -4,6 +4,7 @@ Every backend answers `search(query, cutoff, k)` with the k best papers dated st
 `cutoff`, best first, ties broken by id, so the same call always gives the same list.
 """
 
+from hindsight.errors import UserError
 from hindsight.search.base import Hit, SearchBackend, SearchBackendError, top_k_indices
 
 __all__ = ["Hit", "SearchBackend", "SearchBackendError", "top_k_indices", "make_backend"]
@@ -30,7 +31,7 @@ def make_backend(name: str, corpus, **options) -> SearchBackend:
             [BM25Backend(corpus, cache_dir=cache_dir), DenseBackend(corpus, cache_dir=cache_dir, **dense_options)],
             **{k: v for k, v in options.items() if k != "cache_dir"},
         )
-    raise ValueError(
+    raise UserError(
         f"unknown search backend {name!r} (choose bm25, dense or hybrid; "
         "OpenSearch is built from a client: hindsight.search.opensearch.OpenSearchBackend)"
     )

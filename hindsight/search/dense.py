@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hindsight.corpus import Corpus
+from hindsight.errors import UserError
 from hindsight.schema import parse_date
 from hindsight.search.base import Hit, default_cache_dir, hits_at, id_ranks, top_k_indices
 
@@ -69,7 +70,7 @@ class DenseBackend:
             staging.replace(path)
         self.embeddings = np.load(path, mmap_mode="r")
         if self.embeddings.shape[0] != len(corpus):
-            raise ValueError(
+            raise UserError(
                 f"{path}: cached embeddings hold {self.embeddings.shape[0]} rows, "
                 f"the corpus {len(corpus)}; delete the file to rebuild"
             )

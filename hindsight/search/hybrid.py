@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hindsight.errors import UserError
 from hindsight.search.base import Hit, SearchBackend
 
 
@@ -13,10 +14,10 @@ class HybridBackend:
 
     def __init__(self, backends: list[SearchBackend], *, depth: int = 100, rrf_k: int = 60):
         if len(backends) < 2:
-            raise ValueError("a hybrid backend fuses at least two backends")
+            raise UserError("a hybrid backend fuses at least two backends")
         hashes = {b.corpus_hash for b in backends}
         if len(hashes) != 1:
-            raise ValueError("hybrid components must search the same corpus (their corpus hashes differ)")
+            raise UserError("hybrid components must search the same corpus (their corpus hashes differ)")
         self.backends, self.depth, self.rrf_k = backends, depth, rrf_k
         self.corpus_hash = hashes.pop()
 

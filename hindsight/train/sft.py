@@ -11,21 +11,23 @@ Writes <output_dir>/adapter (PEFT; loadable by PeftModel.from_pretrained and vLL
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
+from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
-from hindsight.policy.chat import HISTORY_RENDERING
-from hindsight.provenance import git_commit, software_versions, text_hash
+from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
 from hindsight.stages import (
     STUDENT_MANIFEST,
     DistillOutput,
     StudentManifest,
     read_sft_set,
+    student_record,
 )
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
@@ -40,6 +42,8 @@ from hindsight.trainer_args import (
     repeated_examples,
     without_accelerator,
 )
+
+logger = get_logger(__name__)
 
 
 def data_path(cfg: TrainConfig, recipe) -> Path:
@@ -65,60 +69,83 @@ def load_tokenizer(cfg: TrainConfig):
     return tokenizer
 
 
-def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
-    """Train and save the student; its manifest. `callbacks`: transformers TrainerCallbacks."""
-    from datasets import Dataset
-    from peft import LoraConfig
-    from transformers import AutoModelForCausalLM
-    from trl import SFTConfig, SFTTrainer
-
-    quiet_upstream_deprecations()
-    tokenizer = load_tokenizer(cfg)
+def load_examples(cfg: TrainConfig, recipe, tokenizer):
+    """The SFT set read and encoded: (its path, the examples, the encoding summary)."""
     source = data_path(cfg, recipe)
     rows = read_sft_set(source)[: cfg.max_examples or None]
     examples, report = encode_rows(
         rows, tokenizer, cfg.max_length, cfg.max_drop_share, cfg.enable_thinking, source=str(source)
     )
     summary = report.summary()
-    print(
+    logger.info(
         f"SFT set {source}: {summary['rows']} rows → {summary['examples']} examples, "
         f"{summary['dropped_rows_too_long']} rows dropped as longer than {cfg.max_length}; tokens "
         f"p50 {summary['tokens']['p50']}, p95 {summary['tokens']['p95']}, max {summary['tokens']['max']}; "
-        f"{summary['trained_tokens']} trained tokens",
-        flush=True,
+        f"{summary['trained_tokens']} trained tokens"
     )
-    dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])
-    lora = cfg.lora_settings()
-    peft_config = (
-        None
-        if lora is None
-        else LoraConfig(
-            r=lora.rank,
-            lora_alpha=lora.alpha,
-            lora_dropout=lora.dropout,
-            target_modules=list(lora.target_modules),
-            task_type="CAUSAL_LM",
-            bias="none",
-        )
-    )
+    return source, examples, summary
+
+
+def load_model(cfg: TrainConfig, tokenizer):
+    """The base model, with the rows of train.frozen_tokens kept as they are: (model, frozen rows)."""
+    from transformers import AutoModelForCausalLM
+
     model = AutoModelForCausalLM.from_pretrained(resolve_model(cfg.base_model), revision=cfg.revision, dtype="auto")
     frozen = []
     if cfg.frozen_tokens:
         frozen = frozen_rows(tokenizer, cfg.frozen_tokens)
         if not frozen:
-            raise ValueError(
+            raise UserError(
                 f"train.frozen_tokens {cfg.frozen_tokens!r} matches no token of {cfg.base_model}'s tokenizer"
             )
         freeze_token_rows(model, frozen)
-        print(f"train.frozen_tokens: {len(frozen)} token embeddings kept as they are", flush=True)
-    if cfg.packing:
-        check_packing(model, examples)
+        logger.info(f"train.frozen_tokens: {len(frozen)} token embeddings kept as they are")
+    return model, frozen
+
+
+def peft_config(cfg: TrainConfig):
+    from peft import LoraConfig
+
+    lora = cfg.lora_settings()
+    if lora is None:
+        return None
+    return LoraConfig(
+        r=lora.rank,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=list(lora.target_modules),
+        task_type="CAUSAL_LM",
+        bias="none",
+    )
+
+
+def optimizer_steps(examples: int, per_device: int, world_size: int, accumulation: int, epochs: float) -> int:
+    """The optimiser steps of a training, as the Trainer counts them: each process sees
+    ceil(examples / (per_device × world_size)) batches an epoch, a step every `accumulation` of them."""
+    batches = math.ceil(examples / (per_device * world_size))
+    return max(1, math.ceil(math.ceil(batches / accumulation) * epochs))
+
+
+def warmup_steps(cfg: TrainConfig, examples: int, world_size: int) -> int:
+    """train.warmup_ratio as a whole number of steps, which every transformers version reads as
+    steps (a float below 1 is a share of the steps only in recent ones)."""
+    if cfg.warmup_ratio <= 0:
+        return 0
+    steps = optimizer_steps(
+        examples, cfg.per_device_batch_size, world_size, cfg.gradient_accumulation_steps, cfg.epochs
+    )
+    return math.ceil(cfg.warmup_ratio * steps)
+
+
+def trainer_arguments(cfg: TrainConfig, examples: int):
+    from trl import SFTConfig
+
     args = SFTConfig(
         output_dir=cfg.output_dir,
         num_train_epochs=cfg.epochs,
         learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler,
-        warmup_steps=cfg.warmup_ratio,  # a float below 1 is a share of the steps
+        warmup_steps=0,
         per_device_train_batch_size=cfg.per_device_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         max_length=cfg.max_length,
@@ -138,49 +165,76 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         **precision_flags(cfg.precision),
         **without_accelerator(),
     )
+    args.warmup_steps = warmup_steps(cfg, examples, args.world_size)  # the world size is known only now
+    return args
+
+
+def warn_repeated_examples(cfg: TrainConfig, trainer, examples: int) -> int:
+    """How many examples each epoch's last step repeats on this many processes; said once."""
+    repeated = repeated_examples(
+        examples, cfg.per_device_batch_size, trainer.args.world_size, trainer.accelerator.even_batches
+    )
+    if repeated:
+        logger.info(
+            f"{examples} examples on {trainer.args.world_size} processes × {cfg.per_device_batch_size} a "
+            f"device: each epoch's last step repeats {repeated} example(s) from the epoch's start (accelerate "
+            "gives every process a full batch), so this run is not one process's with more accumulation; "
+            "an example count divisible by processes × per-device batch makes it so"
+        )
+    return repeated
+
+
+def resume_point(cfg: TrainConfig, trainer, data_sha256: str, provenance: dict) -> Path | None:
+    """The checkpoint this training continues from (train.save_every), if one of the same settings exists."""
+    if not cfg.save_every:
+        return None
+    key = resume_key(asdict(cfg), data_sha256, {"path": cfg.base_model, **provenance}, trainer.args.world_size)
+    checkpoint = checkpoint_to_resume(cfg.output_dir, key)
+    if checkpoint:
+        logger.info(f"resuming from {checkpoint} (train.save_every)")
+    if trainer.is_world_process_zero():
+        write_key(cfg.output_dir, key)
+    return checkpoint
+
+
+def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
+    """Train and save the student; its manifest.
+
+    Args:
+        recipe: the loaded recipe (its data section finds the SFT set when train.data is unset).
+        cfg: the recipe's train section.
+        callbacks: transformers TrainerCallbacks added to the trainer.
+    """
+    from datasets import Dataset
+    from trl import SFTTrainer
+
+    quiet_upstream_deprecations()
+    tokenizer = load_tokenizer(cfg)
+    source, examples, summary = load_examples(cfg, recipe, tokenizer)
+    dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])
+    model, frozen = load_model(cfg, tokenizer)
+    if cfg.packing:
+        check_packing(model, examples)
     trainer = SFTTrainer(
         model=model,
-        args=args,
+        args=trainer_arguments(cfg, len(dataset)),
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=peft_config,
+        peft_config=peft_config(cfg),
         callbacks=list(callbacks),
     )
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
     check_sharding(distributed_type)
-    repeated = repeated_examples(
-        len(dataset), cfg.per_device_batch_size, trainer.args.world_size, trainer.accelerator.even_batches
-    )
-    if repeated and trainer.is_world_process_zero():
-        print(
-            f"{len(dataset)} examples on {trainer.args.world_size} processes × {cfg.per_device_batch_size} a "
-            f"device: each epoch's last step repeats {repeated} example(s) from the epoch's start (accelerate "
-            "gives every process a full batch), so this run is not one process's with more accumulation; "
-            "an example count divisible by processes × per-device batch makes it so",
-            flush=True,
-        )
+    repeated = warn_repeated_examples(cfg, trainer, len(dataset))
     data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
-    checkpoint = None
-    if cfg.save_every:
-        key = resume_key(asdict(cfg), data_sha256, {"path": cfg.base_model, **provenance}, trainer.args.world_size)
-        checkpoint = checkpoint_to_resume(cfg.output_dir, key)
-        if checkpoint:
-            print(f"resuming from {checkpoint} (train.save_every)", flush=True)
-        if trainer.is_world_process_zero():
-            write_key(cfg.output_dir, key)
+    checkpoint = resume_point(cfg, trainer, data_sha256, provenance)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    lora = cfg.lora_settings()
     adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     manifest = {
-        "base_model": cfg.base_model,
-        "revision": cfg.revision,
-        **provenance,
-        "output": str(adapter_dir),
-        "tokenizer_hash": text_hash(json.dumps(tokenizer.get_vocab(), sort_keys=True)),
-        "chat_template_hash": text_hash(tokenizer.chat_template),
-        "enable_thinking": cfg.enable_thinking,
-        "history": HISTORY_RENDERING,
+        **student_record(cfg.base_model, cfg.revision, provenance, adapter_dir, tokenizer, cfg.enable_thinking),
         "data": {"path": str(source), "sha256": data_sha256, **summary},
         "hyperparameters": {**asdict(cfg), "lora": asdict(lora) if lora else None},
         "losses": losses,
@@ -188,6 +242,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         "final_loss": losses[-1] if losses else None,
         "train_loss": result.training_loss,
         "steps": trainer.state.global_step,
+        "warmup_steps": trainer.args.warmup_steps,
         **batch_sizes(trainer.args),
         "repeated_examples_per_epoch": repeated,
         "distributed_type": distributed_type,
