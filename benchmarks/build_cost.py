@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.common import finish
-from hindsight.build import build, estimate_cost, load_build_config
-from hindsight.build.deepscholar import write_inputs
+from hindsight.builder import build, estimate_cost, load_build_config
+from hindsight.builder.deepscholar import write_inputs
 from tests.scripted_server import ScriptedServer
 
 DEEPSCHOLAR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "deepscholar-bench"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 COMMANDS = {
     "data": ("hindsight.data.__main__", "make a benchmark (world, DeepScholar) and describe it"),
-    "build": ("hindsight.build.__main__", "build a benchmark from your own targets with model judges"),
+    "build": ("hindsight.builder.__main__", "build a benchmark from your own targets with model judges"),
     "search": ("hindsight.search.__main__", "query a corpus under a cutoff"),
     "teacher": ("hindsight.distill.teacher", "candidate trajectories from the privileged teacher"),
     "replay": ("hindsight.distill.replay", "replay candidates through the ordinary interface, flag leaks"),

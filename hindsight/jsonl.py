@@ -54,8 +54,11 @@ def read_keyed(path: str | Path, parse, key, error: type[Exception], what: str, 
 
 
 def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file's content; a `.gz` file's is that of what it decompresses to, so a
+    record kept compressed keeps the digest its manifest holds."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

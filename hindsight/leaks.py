@@ -26,17 +26,22 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import product
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import unquote
 
 from hindsight.ids import normalize_arxiv_id
 from hindsight.search.text import STOPWORDS, stem
 
-if TYPE_CHECKING:
-    from hindsight.lexicon import Lexicon
+
+class TextReader(Protocol):
+    """What tells readable text from unreadable (hindsight.lexicon.Lexicon builds one); defined
+    here so that this module needs nothing of the lexicon, which builds on its folding."""
+
+    def unreadable(self, text: str, public: frozenset[str] = frozenset()) -> str: ...
+
 
 # Letters of other scripts that render like Latin ones (the common confusables).
 _CONFUSABLES = str.maketrans(
@@ -686,7 +691,7 @@ class PrivateText:
     titles: tuple[tuple[str, str], ...]  # (whose, title): "the target", "antecedent <id>"
     ids: frozenset
     vocabulary: frozenset  # its words: what words run together are cut into
-    lexicon: Lexicon | None = None  # text written outside it is unreadable (None: not judged)
+    lexicon: TextReader | None = None  # text written outside it is unreadable (None: not judged)
 
     @classmethod
     def build(cls, block: str, target_title: str, target_id: str, labels, n: int, lexicon=None) -> PrivateText:
@@ -762,95 +767,132 @@ def check_messages(messages: list[dict], private: PrivateText, brief: str, n: in
     a reply, and submitted or read ids that no search returned. Text a search showed is public
     from then on, like the brief: quoting a result is no leak. The target is never a result, so
     for its title only the brief's words are public."""
-    vocabulary = private.vocabulary
-    public_ngrams = ngrams(brief, n) | ngrams(brief, n, vocabulary)
-    brief_terms = frozenset(terms(brief))
-    public = set(brief_terms)  # words the agent may write without hindsight: the brief's and the results'
-    written_private: set[str] = set()  # terms of all the assistant wrote, less what was public when it wrote them
-    written_beyond_brief: set[str] = set()  # the same, less the brief's terms alone (for the target's title)
-    surfaced: set[str] = set()
-    queries: list[str] = []
-    reported: set[str] = set()  # titles already found spelled out (each is reported once)
-    findings: list[Finding] = []
+    reading = _Reading.of_brief(private, brief, n, share)
     for turn, message in enumerate(messages):
         if message.get("role") == "tool":
-            papers = papers_shown(message.get("content") or "")
-            surfaced |= paper_ids(papers)
-            # what the agent was shown (not the answer's JSON keys) is public from now on
-            shown = [s for paper in papers for s in _strings(paper)]
-            public |= terms(" ".join(shown))
-            for text in shown:
-                public_ngrams |= ngrams(text, n) | ngrams(text, n, vocabulary)
-            continue
-        if message.get("role") != "assistant":
-            continue
+            reading.shown(message)
+        elif message.get("role") == "assistant":
+            reading.reply(turn, message)
+    return reading.findings
+
+
+@dataclass
+class _Reading:
+    """What `check_messages` knows at one point of a conversation, and what it found so far."""
+
+    private: PrivateText
+    n: int
+    share: float
+    brief_terms: frozenset[str]
+    public: set[str]  # words the agent may write without hindsight: the brief's and the results'
+    public_ngrams: set
+    written_private: set[str] = field(default_factory=set)  # terms written, less what was public then
+    written_beyond_brief: set[str] = field(default_factory=set)  # the same, less the brief's terms alone
+    surfaced: set[str] = field(default_factory=set)
+    queries: list[str] = field(default_factory=list)
+    reported: set[str] = field(default_factory=set)  # titles already found spelled out (each once)
+    findings: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def of_brief(cls, private: PrivateText, brief: str, n: int, share: float) -> _Reading:
+        vocabulary = private.vocabulary
+        brief_terms = frozenset(terms(brief))
+        public_ngrams = ngrams(brief, n) | ngrams(brief, n, vocabulary)
+        return cls(private, n, share, brief_terms, set(brief_terms), public_ngrams)
+
+    def shown(self, message: dict) -> None:
+        """A tool result: what the agent was shown (not the answer's JSON keys) is public from now on."""
+        papers = papers_shown(message.get("content") or "")
+        self.surfaced |= paper_ids(papers)
+        shown = [s for paper in papers for s in _strings(paper)]
+        self.public |= terms(" ".join(shown))
+        for text in shown:
+            self.public_ngrams |= ngrams(text, self.n) | ngrams(text, self.n, self.private.vocabulary)
+
+    def reply(self, turn: int, message: dict) -> None:
         calls = message.get("tool_calls") or []
-        public_now = frozenset(public)
+        public_now = frozenset(self.public)
         if len(calls) > 1:
-            findings.append(Finding("malformed", turn, "", f"{len(calls)} tool calls in one reply"))
+            self.findings.append(Finding("malformed", turn, "", f"{len(calls)} tool calls in one reply"))
         written = [message.get("content") or ""]
         for call in calls:
-            function = call.get("function", {})
-            name, arguments = function.get("name"), call_arguments(function.get("arguments"))
-            if arguments is None:
-                findings.append(
-                    Finding("malformed", turn, str(function.get("arguments")), "arguments are not a JSON object")
-                )
-                continue
-            written += _strings(arguments)
-            if name == "search_papers" and isinstance(arguments.get("query"), str):
-                query = arguments["query"]
-                queries.append(query)
-                if ids_in(query):
-                    findings.append(Finding("identifying_query", turn, query, "an arXiv id in a query"))
-                for whose, title in private.titles:
-                    known = brief_terms if whose == TARGET else public_now
-                    why = None if whose in reported else title_in_queries(title, queries, share, known, vocabulary)
-                    if why:
-                        reported.add(whose)
-                        findings.append(Finding("identifying_query", turn, query, f"{whose}'s title: {why}"))
-            for paper in arguments.get("papers", []) if name == "submit_answer" else []:
-                pid = paper.get("id") if isinstance(paper, dict) else None
-                if normalize_arxiv_id(pid) not in surfaced:
-                    findings.append(Finding("unsurfaced", turn, str(pid), "submitted an id no search returned"))
-            if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in surfaced:
-                findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
+            written += self.call(turn, call, public_now)
         for text in written:
-            shared = (ngrams(text, n, vocabulary, disguises=True) & private.ngrams) - public_ngrams
-            if shared:
-                findings.append(
-                    Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block")
+            self.text(turn, text, public_now)
+
+    def call(self, turn: int, call: dict, public_now: frozenset[str]) -> list[str]:
+        """Check one tool call's arguments; the strings it wrote."""
+        function = call.get("function", {})
+        name, arguments = function.get("name"), call_arguments(function.get("arguments"))
+        if arguments is None:
+            self.findings.append(
+                Finding("malformed", turn, str(function.get("arguments")), "arguments are not a JSON object")
+            )
+            return []
+        if name == "search_papers" and isinstance(arguments.get("query"), str):
+            self.query(turn, arguments["query"], public_now)
+        for paper in arguments.get("papers", []) if name == "submit_answer" else []:
+            pid = paper.get("id") if isinstance(paper, dict) else None
+            if normalize_arxiv_id(pid) not in self.surfaced:
+                self.findings.append(Finding("unsurfaced", turn, str(pid), "submitted an id no search returned"))
+        if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in self.surfaced:
+            self.findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
+        return _strings(arguments)
+
+    def query(self, turn: int, query: str, public_now: frozenset[str]) -> None:
+        """A search: an id in it, or a title its words and the earlier queries' spell out."""
+        self.queries.append(query)
+        if ids_in(query):
+            self.findings.append(Finding("identifying_query", turn, query, "an arXiv id in a query"))
+        for whose, title in self.private.titles:
+            known = self.brief_terms if whose == TARGET else public_now
+            why = (
+                None
+                if whose in self.reported
+                else title_in_queries(title, self.queries, self.share, known, self.private.vocabulary)
+            )
+            if why:
+                self.reported.add(whose)
+                self.findings.append(Finding("identifying_query", turn, query, f"{whose}'s title: {why}"))
+
+    def text(self, turn: int, text: str, public_now: frozenset[str]) -> None:
+        """Any string the assistant wrote: private phrases, private ids, unreadable text, and
+        titles that it and what the assistant wrote before spell out."""
+        private, vocabulary = self.private, self.private.vocabulary
+        shared = (ngrams(text, self.n, vocabulary, disguises=True) & private.ngrams) - self.public_ngrams
+        if shared:
+            self.findings.append(
+                Finding("private_copy", turn, text, f"repeats {' '.join(min(shared))!r} of the private block")
+            )
+        leaked = private_id_in(text, private.ids - self.surfaced)
+        if leaked:
+            self.findings.append(
+                Finding(
+                    "identifying_query", turn, text, f"private id(s) {sorted(leaked)} before any search returned them"
                 )
-            leaked = private_id_in(text, private.ids - surfaced)
-            if leaked:
-                findings.append(
-                    Finding(
-                        "identifying_query",
-                        turn,
-                        text,
-                        f"private id(s) {sorted(leaked)} before any search returned them",
-                    )
+            )
+        unreadable = private.lexicon.unreadable(text, public_now) if private.lexicon is not None else ""
+        if unreadable:
+            self.findings.append(Finding("unreadable", turn, text, unreadable))
+        if not _LETTER.search(text) and (text.isascii() or not _LETTER.search(fold(text))):
+            return  # no letter, even folded (circled letters are symbols until folded)
+        held = terms(text, vocabulary, disguises=True)
+        self.written_private |= held - public_now
+        self.written_beyond_brief |= held - self.brief_terms
+        self.titles_written(turn, text, held, public_now)
+
+    def titles_written(self, turn: int, text: str, held: set[str], public_now: frozenset[str]) -> None:
+        for whose, title in self.private.titles:
+            if whose in self.reported:
+                continue
+            known, before = (
+                (self.brief_terms, self.written_beyond_brief) if whose == TARGET else (public_now, self.written_private)
+            )
+            coverage, length = title_coverage(title, held, known)
+            so_far, _ = title_coverage(title, before, known)
+            if length >= 3 and max(coverage, so_far) >= self.share:
+                self.reported.add(whose)
+                where = "holds" if coverage >= self.share else "with what the assistant wrote before, holds"
+                self.findings.append(
+                    Finding("private_copy", turn, text, f"{where} {max(coverage, so_far):.0%} of {whose}'s title")
                 )
-            unreadable = private.lexicon.unreadable(text, public_now) if private.lexicon is not None else ""
-            if unreadable:
-                findings.append(Finding("unreadable", turn, text, unreadable))
-            if not _LETTER.search(text) and (text.isascii() or not _LETTER.search(fold(text))):
-                continue  # no letter, even folded (circled letters are symbols until folded)
-            held = terms(text, vocabulary, disguises=True)
-            written_private |= held - public_now
-            written_beyond_brief |= held - brief_terms
-            for whose, title in private.titles:
-                if whose in reported:
-                    continue
-                known, before = (
-                    (brief_terms, written_beyond_brief) if whose == TARGET else (public_now, written_private)
-                )
-                coverage, length = title_coverage(title, held, known)
-                so_far, _ = title_coverage(title, before, known)
-                if length >= 3 and max(coverage, so_far) >= share:
-                    reported.add(whose)
-                    where = "holds" if coverage >= share else "with what the assistant wrote before, holds"
-                    findings.append(
-                        Finding("private_copy", turn, text, f"{where} {max(coverage, so_far):.0%} of {whose}'s title")
-                    )
-    return findings

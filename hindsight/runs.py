@@ -1,4 +1,6 @@
 """A run directory: `runs/<name>/episodes.jsonl` (one Episode a line) and `manifest.json`.
+A run kept for the record (`archive_run`) holds episodes.jsonl.gz and instances.jsonl.gz
+instead, and reads the same.
 
 The manifest fields that decide comparability (read by `eval/compare.py`):
   protocol_hash     the protocol the episodes ran under (see hindsight.protocol)
@@ -43,7 +45,14 @@ class Run:
         if not raw:
             raise RunError(f"{self.path / 'manifest.json'}: no instances.path recorded")
         path = Path(raw)
-        return path if path.is_absolute() else (self.path / path)
+        path = path if path.is_absolute() else (self.path / path)
+        return kept(path)
+
+
+def kept(path: Path) -> Path:
+    """`path`, or its compressed copy `path.gz` where only that exists (an archived run)."""
+    compressed = path.with_name(path.name + ".gz")
+    return compressed if not path.exists() and compressed.exists() else path
 
 
 def read_episodes(path: Path) -> dict[str, Episode]:
@@ -59,7 +68,7 @@ def read_episodes(path: Path) -> dict[str, Episode]:
 
 def load_run(run_dir: str | Path) -> Run:
     run_dir = Path(run_dir)
-    manifest_path, episodes_path = run_dir / "manifest.json", run_dir / "episodes.jsonl"
+    manifest_path, episodes_path = run_dir / "manifest.json", kept(run_dir / "episodes.jsonl")
     for needed in (manifest_path, episodes_path):
         if not needed.exists():
             raise RunError(f"{needed}: missing (is {run_dir} a run directory?)")
@@ -78,3 +87,31 @@ def load_run(run_dir: str | Path) -> Run:
                 f"{episode.protocol_hash[:12]}…, the manifest says {expected_hash[:12]}…"
             )
     return Run(name=run_dir.name, path=run_dir, manifest=manifest, episodes=episodes)
+
+
+def archive_run(run_dir: str | Path, dest: str | Path) -> Path:
+    """Keep a finished run for the record: <dest>/<name>/ with its manifest, and its episodes
+    and instances gzip-compressed beside it (byte-for-byte reproducible: no timestamp), which
+    `load_run` and eval/compare.py read like the original. The manifest is kept as it is but for
+    instances.path, which names the copy beside it (the digest is of the same content).
+    Returns the new folder."""
+    import gzip
+    import shutil
+
+    run = load_run(run_dir)
+    out = Path(dest) / run.name
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = dict(run.manifest)
+    manifest["instances"] = {**manifest.get("instances", {}), "path": "instances.jsonl"}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    for source, name in (
+        (kept(run.path / "episodes.jsonl"), "episodes.jsonl"),
+        (run.instances_path, "instances.jsonl"),
+    ):
+        if source.suffix == ".gz":
+            shutil.copyfile(source, out / f"{name}.gz")
+            continue
+        with open(source, "rb") as raw, open(out / f"{name}.gz", "wb") as handle:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0) as packed:
+                shutil.copyfileobj(raw, packed)
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hindsight.corpus import Corpus
-from tests.helpers import random_papers
+from tests.helpers import QWEN_PROTOCOL, random_papers
 
 # Tests never reach a model hub: a load that would download fails instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -59,8 +59,6 @@ def tiny_server(tiny_model):
 
 QWEN_FETCH = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "fetch"
 QWEN_MODEL = "qwen2.5-coder-0.5b-instruct"
-# Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
-QWEN_PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}
 
 
 @pytest.fixture(scope="session")

@@ -218,3 +218,42 @@ def stop_process_group(process) -> None:
 def keyed(tasks: list[Task]) -> dict[str, Task]:
     """Synthetic tasks recorded under their own ids (run_episodes takes record id -> task)."""
     return {task.task_id: task for task in tasks}
+
+
+def write_recipe(root: Path, model: Path, **train) -> Path:
+    """A world recipe that distils 8 targets into <root>/distill and trains `model` into <root>/sft."""
+    settings = {
+        "base_model": str(model),
+        "output_dir": str(root / "sft"),
+        "learning_rate": 1.0e-2,
+        "epochs": 6,
+        "per_device_batch_size": 2,
+        "gradient_accumulation_steps": 1,
+        "max_length": 8192,
+        "precision": "fp32",
+        "warmup_ratio": 0.0,
+        "lr_scheduler": "constant",
+        "lora": {
+            "rank": 8,
+            "alpha": 16,
+            "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
+        },
+        **train,
+    }
+    recipe = root / "recipe.yaml"
+    recipe.write_text(
+        json.dumps(
+            {
+                "data": {"source": "world"},
+                "protocol": {"budget": 8, "abstract_words": 10},
+                # every flag-free demonstration: these tests need rows to train on, not a strict threshold
+                "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8, "keep_quantile": 1.0},
+                "train": settings,
+            }
+        )
+    )  # JSON is YAML
+    return recipe
+
+
+# Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
+QWEN_PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hindsight.data import load_instances
+from hindsight.eval.compare import load_for_comparison
 from hindsight.eval.compare import main as compare_main
 from hindsight.eval.comparison import compare_runs
 from hindsight.eval.report import main as report_main
@@ -396,3 +397,31 @@ def test_without_every_pair_each_run_is_reported_against_the_first_only(two_runs
     runs = [load_run(two_runs / "runs" / name) for name in ("base", "sft", "base")]
     report = compare_runs(runs[:2], load_instances(two_runs / "instances.jsonl"), n=100)
     assert list(report["differences"]) == ["sft - base"]
+
+
+def test_kept_runs_compare_exactly_as_the_runs_they_were_kept_from(two_runs, tmp_path):
+    """eval/keep.py compresses episodes and instances; the comparison read back from the kept
+    copies is the original's, and compressing again gives the same bytes."""
+    from hindsight.runs import archive_run
+
+    kept = tmp_path / "kept"
+    for name in ("base", "sft"):
+        archive_run(two_runs / "runs" / name, kept)
+    assert sorted(p.name for p in (kept / "base").iterdir()) == [
+        "episodes.jsonl.gz",
+        "instances.jsonl.gz",
+        "manifest.json",
+    ]
+    first = (kept / "sft" / "episodes.jsonl.gz").read_bytes()
+    archive_run(two_runs / "runs" / "sft", tmp_path / "again")
+    assert (tmp_path / "again" / "sft" / "episodes.jsonl.gz").read_bytes() == first
+
+    def report(runs_dir):
+        runs, instances = load_for_comparison(["base", "sft"], runs_dir, None)
+        return compare_runs(runs, instances, n=200, slices=("both-submitted",))
+
+    original, again = report(two_runs / "runs"), report(kept)
+    for side in (original, again):
+        for run in side["runs"].values():
+            run.pop("manifest")
+    assert again == original

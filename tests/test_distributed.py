@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_train_sft import write_recipe
+from tests.helpers import write_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]

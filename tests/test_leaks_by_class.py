@@ -11,7 +11,6 @@ must never flag a quote or repeat of a title or id a search of the episode had r
 
 import base64
 import html
-import sys
 import unicodedata
 from functools import cache
 from urllib.parse import quote
@@ -19,24 +18,21 @@ from urllib.parse import quote
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from hindsight.leaks import content_words, spelled, terms
-from tests.test_leaks_adversarial import (
+from hindsight.distill.audit import audit_row
+from hindsight.leaks import check_messages, content_words, spelled, terms
+from tests.leak_helpers import (
     SETTINGS,
     SHARE,
     N,
     a_title,
-    audit_row,
-    check_messages,
+    characters_of,
     conversation,
+    digits_for_letters,
     flagged,
     instances,
+    marked,
     private_for,
 )
-
-
-@cache
-def characters_of(*categories: str) -> tuple[str, ...]:
-    return tuple(ch for ch in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(ch) in categories)
 
 
 @cache
@@ -70,15 +66,6 @@ CAPITALS = {
     "S": "Ѕ",
     "J": "Ј",
 }
-LEET = {"o": "0", "l": "1", "i": "1", "e": "3", "a": "4", "s": "5", "t": "7"}
-
-
-@st.composite
-def marked(draw, text: str) -> str:
-    """Marks of any non-spacing, enclosing or format category after letters (U+20DD circles,
-    U+034F joiners, variation selectors, zero-width characters...)."""
-    marks = characters_of("Mn", "Me", "Cf")
-    return "".join(ch + (draw(st.sampled_from(marks)) if ch.isalpha() and draw(st.booleans()) else "") for ch in text)
 
 
 @st.composite
@@ -87,15 +74,6 @@ def capitalised_lookalikes(draw, text: str) -> str:
     for ch in text.upper():
         out.append(draw(st.sampled_from(CAPITALS[ch])) if ch in CAPITALS and draw(st.booleans()) else ch)
     return "".join(out)
-
-
-@st.composite
-def digits_for_letters(draw, text: str) -> str:
-    words = []
-    for word in text.split():
-        letters = [LEET[ch] if ch in LEET and draw(st.integers(0, 2)) == 0 else ch for ch in word.lower()]
-        words.append("".join(letters))
-    return " ".join(words)
 
 
 @st.composite

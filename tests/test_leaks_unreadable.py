@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 from hindsight.leaks import fold
 from hindsight.lexicon import MIN_WORD, Lexicon, english_stems
-from tests.test_leaks_adversarial import SETTINGS, a_title, conversation, flagged
-from tests.test_leaks_by_class import characters_of
+from tests.leak_helpers import SETTINGS, a_title, characters_of, conversation, flagged
 
 LETTERS = string.ascii_lowercase
 

@@ -13,7 +13,7 @@ import pytest
 
 from hindsight.jsonl import sha256_file
 from hindsight.protocol import ProtocolConfig
-from tests.conftest import QWEN_PROTOCOL
+from tests.helpers import QWEN_PROTOCOL
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 

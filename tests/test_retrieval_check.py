@@ -13,8 +13,7 @@ from hindsight.distill.retrieval import NO_CUTOFF, retrieval_findings
 from hindsight.leaks import content_words, spelled, terms
 from hindsight.search.bm25 import BM25Backend
 from tests.helpers import SHARED_DATA
-from tests.test_leaks_adversarial import SETTINGS, conversation, private_for
-from tests.test_leaks_by_class import digits_for_letters, marked
+from tests.leak_helpers import SETTINGS, conversation, digits_for_letters, marked, private_for
 
 
 @cache

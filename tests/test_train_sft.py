@@ -14,43 +14,10 @@ from hindsight.distill.select import main as select_main
 from hindsight.distill.teacher import main as teacher_main
 from hindsight.recipe import load_recipe
 from hindsight.train.config import TrainConfig
+from tests.helpers import write_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("trl")
-
-
-def write_recipe(root: Path, model: Path, **train) -> Path:
-    settings = {
-        "base_model": str(model),
-        "output_dir": str(root / "sft"),
-        "learning_rate": 1.0e-2,
-        "epochs": 6,
-        "per_device_batch_size": 2,
-        "gradient_accumulation_steps": 1,
-        "max_length": 8192,
-        "precision": "fp32",
-        "warmup_ratio": 0.0,
-        "lr_scheduler": "constant",
-        "lora": {
-            "rank": 8,
-            "alpha": 16,
-            "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
-        },
-        **train,
-    }
-    recipe = root / "recipe.yaml"
-    recipe.write_text(
-        json.dumps(
-            {
-                "data": {"source": "world"},
-                "protocol": {"budget": 8, "abstract_words": 10},
-                # every flag-free demonstration: these tests need rows to train on, not a strict threshold
-                "distill": {"out_dir": str(root / "distill"), "candidates": 1, "max_targets": 8, "keep_quantile": 1.0},
-                "train": settings,
-            }
-        )
-    )  # JSON is YAML
-    return recipe
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,7 @@ from hindsight.policy.base import Conversation
 from hindsight.prompts import initial_messages
 from hindsight.protocol import ProtocolConfig, tool_schemas
 from hindsight.schema import Task
-from tests.conftest import QWEN_PROTOCOL
-from tests.helpers import start_vllm_server, stop_process_group
+from tests.helpers import QWEN_PROTOCOL, start_vllm_server, stop_process_group
 
 pytestmark = [pytest.mark.vllm, pytest.mark.real_model, pytest.mark.slow]
 pytest.importorskip("vllm", reason="vLLM is not installed here (`make venv-vllm` builds its environment)")

@@ -48,7 +48,7 @@ from hindsight.schema import Instance, Label, Paper, SchemaError, Target, parse_
 FLAG_OVERLAP = 0.5
 MAX_AGE_YEARS = 4
 CLOSING = "Which earlier papers should we study before tackling this?"
-_CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}")
+CITE_COMMAND = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}")
 _INFRA = re.compile(
     r"\b(data ?sets?|benchmarks?|corpus|corpora|librar(?:y|ies)|toolkits?|toolbox|suites?|leaderboards?)\b", re.I
 )
@@ -126,7 +126,9 @@ def id_month(paper_id: str) -> dt.date:
 
 
 def cite_counts(latex: str) -> Counter:
-    return Counter(key.strip() for match in _CITE.finditer(latex) for key in match.group(1).split(",") if key.strip())
+    return Counter(
+        key.strip() for match in CITE_COMMAND.finditer(latex) for key in match.group(1).split(",") if key.strip()
+    )
 
 
 def target_names(title: str) -> list[str]:

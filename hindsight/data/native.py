@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hindsight.corpus import Corpus, load_corpus
 from hindsight.data.instances import InstanceError, load_instances
-from hindsight.data.open_corpus import MergeReport, merge_report
+from hindsight.data.open_corpus import MergeReport, corpus_file, merge_report
 from hindsight.schema import MAX_LABELS, Instance
 
 MIN_LABELS = 2
@@ -196,14 +196,6 @@ def _with_line(path: Path, message: str) -> str:
             if f'"id": "{instance_id}"' in line or f'"id":"{instance_id}"' in line:
                 return f"{path}:{line_no}: {message}"
     return f"{path}: {message}"
-
-
-def corpus_file(directory: Path) -> Path:
-    """A native folder's corpus: corpus.jsonl, corpus.jsonl.gz or corpus.parquet."""
-    for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
-        if (directory / f"corpus{suffix}").exists():
-            return directory / f"corpus{suffix}"
-    raise InstanceError(f"{directory}: no corpus.jsonl, corpus.jsonl.gz or corpus.parquet")
 
 
 def split_by_date(instances: list[Instance], shares: tuple[float, float] = (0.7, 0.1)) -> list[Instance]:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hindsight.corpus import CORPUS_FORMATS, CorpusError, LoadReport, load_papers
+from hindsight.data.instances import InstanceError
 from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.schema import Paper
@@ -74,7 +75,6 @@ def with_open_corpus(
 ) -> Path:
     """A native folder holding `folder`'s instances and its papers merged with `external`'s,
     made once and reused: the cache key hashes all three files and the reading settings."""
-    from hindsight.data.native import corpus_file  # here: native imports this module for its report
 
     folder = Path(folder)
     own_path = corpus_file(folder)
@@ -145,3 +145,11 @@ def merge_report(folder: str | Path) -> MergeReport | None:
         return None
     record = json.loads(path.read_text())
     return MergeReport(**{key: record[key] for key in ("own", "external", "replaced", "merged", "load")})
+
+
+def corpus_file(directory: Path) -> Path:
+    """A native folder's corpus: corpus.jsonl, corpus.jsonl.gz or corpus.parquet."""
+    for suffix in (".jsonl", ".jsonl.gz", ".parquet"):
+        if (directory / f"corpus{suffix}").exists():
+            return directory / f"corpus{suffix}"
+    raise InstanceError(f"{directory}: no corpus.jsonl, corpus.jsonl.gz or corpus.parquet")

@@ -3,6 +3,10 @@ then a private block of antecedent titles and abstracts (never ids). Our own wor
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
+from hindsight.corpus import Corpus
 from hindsight.prompts import USER_TEMPLATE, system_prompt
 from hindsight.schema import Instance, Label, Task
 from hindsight.search.text import analyze
@@ -51,10 +55,15 @@ def teacher_messages(
     ]
 
 
+def corpus_idf(corpus: Corpus) -> dict[str, float]:
+    """Each analysed term's inverse document frequency over the corpus's titles and abstracts."""
+    df = Counter(term for paper in corpus for term in set(analyze(f"{paper.title}\n{paper.abstract}")))
+    return {term: math.log(len(corpus) / count) for term, count in df.items()}
+
+
 def private_texts(instances, corpus, cfg, idf: dict[str, float] | None = None) -> dict:
     """instance id -> hindsight.leaks.PrivateText: the private block exactly as the teacher got it
     under the recipe's `distill` settings, for the teacher's guard, the validator and the audit alike."""
-    from hindsight.distill.teacher import corpus_idf
     from hindsight.leaks import PrivateText
     from hindsight.lexicon import Lexicon
 

@@ -8,19 +8,14 @@ rarity in the corpus. The first keyword query is the same for every candidate an
 the private block allows, for every target that needs the same mechanism (see `_plan`); later
 ones sample from the top of the ranking and differ by seed. It never copies a title or a
 phrase: a keyword query is 2-3 single words in an order of its own, well under the n-gram
-length that flags private copying. The opening search, the one any searcher makes, finds papers
-on the same problem; a teacher that skipped it taught the demo's student to skip it too, and
-that student then found nothing graded for more targets than the base did. The demo makes it
-second, after one keyword search: a keyword query right after the brief is what its student
-learned to write (docs/experiments/demo-history.md).
+length that flags private copying. The opening search is the one any searcher makes; where it
+comes is a setting because a student imitates the order of its teacher's searches.
 
-The submission is what a student can imitate: the results of its keyword searches, whole and
-in the order they came back, then the opening search's if there is room. The hindsight is in
-the searches; the submission is copying their results forward. Two earlier teachers picked
-among the results by how many rare words a title shared with the private block (first ranked
-by that score, then filtered by it in the order shown). A tiny student can see neither score:
-it copied a third of its submitted ids and made up the rest, and the filter kept nearly all of
-the opening search's T1 papers ahead of the keyword searches' T3 ones (docs/experiments/demo-history.md).
+The submission is what a student can imitate: the results of its keyword searches, whole and in
+the order they came back, then the opening search's if there is room. The hindsight is in the
+searches; the submission copies their results forward, by no score a student could not see.
+How this design was reached, and what the earlier teachers did to the demo's student, is in
+docs/experiments/demo-history.md.
 """
 
 from __future__ import annotations

@@ -16,17 +16,15 @@ On a cluster, shard the targets (all K candidates of a target stay in one shard)
 from __future__ import annotations
 
 import json
-import math
 import sys
-from collections import Counter
 from pathlib import Path
 
-from hindsight.corpus import Corpus
 from hindsight.distill.config import DistillConfig
 from hindsight.distill.guard import LeakGuard
 from hindsight.distill.prompts import (
     DEMONSTRATION_INSTRUCTIONS,
     PRIVATE_RULES,
+    corpus_idf,
     private_texts,
     teacher_messages,
 )
@@ -35,15 +33,9 @@ from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import Recipe, recipe_command
 from hindsight.runner import run_episodes
 from hindsight.schema import CandidateId, Task
-from hindsight.search.text import analyze
 from hindsight.shards import merge_runs, merged_manifest, parse_shard, shard_folder, shard_of
 
 logger = get_logger(__name__)
-
-
-def corpus_idf(corpus: Corpus) -> dict[str, float]:
-    df = Counter(term for paper in corpus for term in set(analyze(f"{paper.title}\n{paper.abstract}")))
-    return {term: math.log(len(corpus) / count) for term, count in df.items()}
 
 
 def make_teacher(cfg: DistillConfig, recipe: Recipe, idf: dict[str, float], seed_names: dict[str, str] | None = None):

@@ -96,8 +96,20 @@ def evaluate(
     student: str | None = None,
     shard: tuple[int, int] | None = None,
 ) -> Path:
-    """`student`: a train/sft.py output_dir, evaluated as what it holds (adapter or full model).
-    `shard` (I, N): only every N-th target from the I-th, into <name>/shards/I-of-N (`merge_evaluation`)."""
+    """Run the recipe's policy on held-out targets under its protocol; the run folder it wrote.
+
+    Args:
+        recipe: the loaded recipe (data, search, protocol, policy, runs_dir).
+        name: the run's name: episodes go to <runs_dir>/<name>/ and resume there per target.
+        adapter: a PEFT adapter folder applied to policy.model (hf and vllm backends).
+        split: the split to evaluate (default: data.split).
+        limit: the earliest N targets of the split (default: data.max_targets, or all).
+        progress: show a progress bar.
+        student: a train/sft.py or RL output_dir, evaluated as what it holds (adapter or full
+            model), after checking it was trained under the rendering the policy uses.
+        shard: (I, N): only every N-th target from the I-th, into <name>/shards/I-of-N
+            (`merge_evaluation` joins them).
+    """
     if student:
         model, adapter = trained_student(student, recipe.policy.model)
         recipe = replace(recipe, policy=replace(recipe.policy, model=model))

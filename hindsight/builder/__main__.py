@@ -1,8 +1,8 @@
-"""python -m hindsight.build: benchmarks from your own targets (see hindsight.build.builder).
+"""python -m hindsight.builder: benchmarks from your own targets (see hindsight.builder.builder).
 
-python -m hindsight.build run build.yaml --out data/my-benchmark [--price-as openai/gpt-4.1]
-python -m hindsight.build verify data/my-benchmark
-python -m hindsight.build from-deepscholar ../shared/data/deepscholar-bench --out inputs/
+python -m hindsight.builder run build.yaml --out data/my-benchmark [--price-as openai/gpt-4.1]
+python -m hindsight.builder verify data/my-benchmark
+python -m hindsight.builder from-deepscholar ../shared/data/deepscholar-bench --out inputs/
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cli_logging()
     parser = argparse.ArgumentParser(
-        prog="python -m hindsight.build", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m hindsight.builder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="build (or resume building) a benchmark")
@@ -35,12 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return run_build(args)
         if args.command == "verify":
-            from hindsight.build.builder import verify_release
+            from hindsight.builder.builder import verify_release
 
             problems = verify_release(args.folder)
             print("\n".join(problems) if problems else f"{args.folder}: every file matches its manifest")
             return 1 if problems else 0
-        from hindsight.build.deepscholar import write_inputs
+        from hindsight.builder.deepscholar import write_inputs
 
         for key, path in write_inputs(args.src, args.out).items():
             print(f"{key}: {path}")
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_build(args) -> int:
-    from hindsight.build.builder import build, estimate_cost
-    from hindsight.build.config import load_build_config
+    from hindsight.builder.builder import build, estimate_cost
+    from hindsight.builder.config import load_build_config
     from hindsight.data.native import DataReport
 
     path = build(load_build_config(args.config), args.out)

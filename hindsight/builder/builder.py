@@ -26,10 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hindsight.build.config import BuildConfig, ModelSpec
-from hindsight.build.inputs import Reference, read_bibliographies, read_targets
-from hindsight.build.judging import consensus, parse_brief, parse_guess, parse_votes
-from hindsight.build.prompts import audit_request, brief_request, judge_request
+from hindsight.builder.config import BuildConfig, ModelSpec
+from hindsight.builder.inputs import Reference, read_bibliographies, read_targets
+from hindsight.builder.judging import consensus, parse_brief, parse_guess, parse_votes
+from hindsight.builder.prompts import audit_request, brief_request, judge_request
 from hindsight.corpus import Corpus, load_papers
 from hindsight.data.deepscholar import remove_names, title_overlap
 from hindsight.data.native import months_before, prepare_instances, split_by_date

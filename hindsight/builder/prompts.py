@@ -3,8 +3,8 @@ reference in one list), two briefs per target, one identity audit per brief."""
 
 from __future__ import annotations
 
-from hindsight.build.config import ModelSpec
-from hindsight.build.inputs import Reference
+from hindsight.builder.config import ModelSpec
+from hindsight.builder.inputs import Reference
 from hindsight.schema import Paper
 
 TARGET_ABSTRACT_CHARS = 1500

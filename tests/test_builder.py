@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.build import build, estimate_cost, load_build_config, verify_release
-from hindsight.build.builder import eligible_references
-from hindsight.build.inputs import Reference
-from hindsight.build.judging import Vote, consensus, parse_guess, parse_votes
+from hindsight.builder import build, estimate_cost, load_build_config, verify_release
+from hindsight.builder.builder import eligible_references
+from hindsight.builder.inputs import Reference
+from hindsight.builder.judging import Vote, consensus, parse_guess, parse_votes
 from hindsight.schema import Paper
 from tests.helpers import random_papers, write_jsonl
 from tests.scripted_server import ScriptedServer, SilentServer
@@ -270,7 +270,15 @@ def test_a_killed_build_resumes_without_asking_for_what_it_had(tmp_path):
         write_inputs(tmp_path)
         judges = [{"model": "openai/judge-a", "api_base": scripted.url, "api_key": "none"}]
         config_path = write_config(tmp_path, judges, scripted.url, chunk_targets=2, concurrency=2)
-        command = [sys.executable, "-m", "hindsight.build", "run", str(config_path), "--out", str(tmp_path / "release")]
+        command = [
+            sys.executable,
+            "-m",
+            "hindsight.builder",
+            "run",
+            str(config_path),
+            "--out",
+            str(tmp_path / "release"),
+        ]
         finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
         asked_before = list(scripted.requests)
         resume(command, finished_before)
@@ -330,7 +338,15 @@ def test_a_build_killed_while_transformers_serve_answers_resumes_from_its_finish
             {"model": "openai/never", "api_base": silent.url, "api_key": "none", "timeout_s": 1.0, "max_retries": 0},
         ]
         config_path = write_config(tmp_path, judges, tiny_server, chunk_targets=1, generator=model, auditor=model)
-        command = [sys.executable, "-m", "hindsight.build", "run", str(config_path), "--out", str(tmp_path / "release")]
+        command = [
+            sys.executable,
+            "-m",
+            "hindsight.builder",
+            "run",
+            str(config_path),
+            "--out",
+            str(tmp_path / "release"),
+        ]
         finished_before = kill_after_two_targets(command, tmp_path / "release" / "work" / "done.jsonl")
         resume(command, finished_before)
         graded = [json.loads(line) for line in (tmp_path / "release" / "graded.jsonl").read_text().splitlines()]

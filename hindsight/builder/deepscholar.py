@@ -2,7 +2,7 @@
 sentence of the related-work section that cites each one, and the cited papers (a closed set:
 name an open snapshot as the build's corpus and these as its `cited_papers`).
 
-    python -m hindsight.build from-deepscholar ../shared/data/deepscholar-bench --out inputs/
+    python -m hindsight.builder from-deepscholar ../shared/data/deepscholar-bench --out inputs/
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from hindsight.data.deepscholar import _CITE, id_month, read_csv
+from hindsight.data.deepscholar import CITE_COMMAND, id_month, read_csv
 from hindsight.ids import normalize_arxiv_id
 from hindsight.schema import parse_date
 
@@ -20,8 +20,8 @@ def citation_contexts(latex: str) -> dict[str, str]:
     """cite key -> the first sentence of the LaTeX that cites it, cite commands removed."""
     contexts: dict[str, str] = {}
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z\\])", " ".join(latex.split())):
-        keys = [key.strip() for match in _CITE.finditer(sentence) for key in match.group(1).split(",")]
-        text = " ".join(_CITE.sub("", sentence).split())
+        keys = [key.strip() for match in CITE_COMMAND.finditer(sentence) for key in match.group(1).split(",")]
+        text = " ".join(CITE_COMMAND.sub("", sentence).split())
         for key in keys:
             contexts.setdefault(key, text)
     return contexts
