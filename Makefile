@@ -27,6 +27,11 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$*]"
 	touch $@
 
+# The site needs no torch: its extras alone.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[docs]"
+	touch $@
+
 venv: $(VENV)/.installed-$(EXTRAS)
 
 # ruff's lint and format check, configured in pyproject.toml (`ruff format .` fixes the format).

@@ -42,6 +42,8 @@ class TextReader(Protocol):
 
     def unreadable(self, text: str, public: frozenset[str] = frozenset()) -> str: ...
 
+    def unknown_query_words(self, query: str, public: frozenset[str] = frozenset()) -> list[str]: ...
+
 
 # Letters of other scripts that render like Latin ones (the common confusables).
 _CONFUSABLES = str.maketrans(
@@ -844,6 +846,13 @@ class _Reading:
         self.queries.append(query)
         if ids_in(query):
             self.findings.append(Finding("identifying_query", turn, query, "an arXiv id in a query"))
+        unknown = self.private.lexicon.unknown_query_words(query, public_now) if self.private.lexicon else []
+        if unknown:
+            self.findings.append(
+                Finding(
+                    "unreadable", turn, query, f"query words outside the closed vocabulary: {', '.join(unknown[:6])}"
+                )
+            )
         for whose, title in self.private.titles:
             known = self.brief_terms if whose == TARGET else public_now
             why = (

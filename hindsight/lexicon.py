@@ -5,7 +5,9 @@ A cipher they do not know (a keyed substitution, another script's transliteratio
 Braille, scrambled or misspelt words) reads as nothing, and passes. This check judges the other
 way round: an honest agent writes its queries and rationales in words of English, of the corpus
 it searches, of its brief and of the results it was shown, so a text with several words that
-are none of these, or made mostly of signs, is refused as unreadable whatever the cipher.
+are none of these, or made mostly of signs, is refused as unreadable whatever the cipher. A
+query, the one free text a training row keeps, is held to a closed vocabulary: a single word
+outside it refuses it (`Lexicon.unknown_query_words`).
 It does not read meaning: synonyms and translation into English words pass it.
 """
 
@@ -52,10 +54,11 @@ class Lexicon:
     stems: frozenset[str]
     min_unknown: int = 3
     min_share: float = 0.2
+    numbers: frozenset[str] = frozenset()  # numbers the corpus writes (years, versions, sizes)
 
     @classmethod
     def of_corpus(cls, corpus, min_unknown: int = 3) -> Lexicon:
-        return cls(english_stems() | corpus_stems(corpus), min_unknown)
+        return cls(english_stems() | corpus_stems(corpus), min_unknown, numbers=corpus_numbers(corpus))
 
     def _known(self, word: str, public: frozenset[str]) -> bool:
         stem = spelled(word)
@@ -81,6 +84,19 @@ class Lexicon:
             )
         return ""
 
+    def unknown_query_words(self, query: str, public: frozenset[str] = frozenset()) -> list[str]:
+        """The words of a query outside the closed vocabulary (English, the corpus, what the
+        episode made public), each once: every run of letters and digits counts, however short,
+        and a number is a word only where the corpus, the brief or a result wrote it. No share or
+        threshold: one such word refuses the query."""
+        unknown = []
+        for token in dict.fromkeys(_ALNUM_RUN.findall(fold(query).lower())):
+            stem = spelled(token)
+            if stem in public or (token in self.numbers if token.isdigit() else stem in self.stems):
+                continue
+            unknown.append(token)
+        return unknown
+
 
 def _tokens(folded: str) -> list[str]:
     """Runs of letters of any script, MIN_WORD long or more, once each; URLs and runs with digits
@@ -103,3 +119,14 @@ def corpus_stems(corpus) -> frozenset[str]:
 
 
 _CORPUS_STEMS: dict[str, frozenset[str]] = {}  # corpus hash -> its stems: built once per process
+
+
+def corpus_numbers(corpus) -> frozenset[str]:
+    """Every number the corpus's titles and abstracts write, as a run of digits ("2.0" gives 2 and 0)."""
+    if corpus.hash not in _CORPUS_NUMBERS:
+        runs = (w for p in corpus for w in _ALNUM_RUN.findall(fold(f"{p.title}\n{p.abstract}")))
+        _CORPUS_NUMBERS[corpus.hash] = frozenset(w for w in runs if w.isdigit())
+    return _CORPUS_NUMBERS[corpus.hash]
+
+
+_CORPUS_NUMBERS: dict[str, frozenset[str]] = {}

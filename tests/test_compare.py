@@ -425,3 +425,21 @@ def test_kept_runs_compare_exactly_as_the_runs_they_were_kept_from(two_runs, tmp
         for run in side["runs"].values():
             run.pop("manifest")
     assert again == original
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_committed_real_model_comparison_follows_from_its_own_per_target_records(seed):
+    """The README's real-Qwen rows: the differences committed in each seed's comparison.json
+    are recomputed from the per-target records beside them (scripts/paired_records.py reads
+    the same), so a later reading of those runs needs no model."""
+    from hindsight.eval.comparison import paired_differences
+
+    report = json.loads((ROOT / f"benchmarks/results/qwen05_world/seed{seed}/comparison.json").read_text())
+    ((name, committed),) = report["differences"].items()
+    later, earlier = name.split(" - ")
+    again = paired_differences(
+        report["per_target"][earlier], report["per_target"][later], report["resamples"], report["seed"]
+    )
+    for metric in ("exposed_gain", "selected_gain", "ndcg10"):
+        for key in ("diff", "low", "high"):
+            assert again[metric][key] == pytest.approx(committed[metric][key], abs=1e-12), (metric, key)

@@ -3,6 +3,7 @@
 import dataclasses
 import datetime as dt
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -223,3 +224,125 @@ def test_flagged_candidates_never_reach_the_sft_set(world):
     chosen = choose(rows, threshold=0.0)
     assert chosen["inst"].flags == [] and chosen["inst"].candidate_id == "inst#2"
     assert choose(rows, threshold=0.5) == {}
+
+
+# -- rows rebuilt, not copied (hindsight/distill/canonical.py) ---------------------------------
+
+
+def teacher_shapes(backend):
+    """The same two actions as each kind of teacher writes them: the scripted teacher (bare calls),
+    a litellm API model (arguments as JSON text, extra keys, a `limit`, prose around the call),
+    a local model read from its text (a think block, an id spelled with a prefix and version, a
+    query with invisible characters and odd spacing)."""
+    hit = first_hit(backend, "quantum kernel")
+    return {
+        "scripted": [("search_papers", {"query": "quantum kernel"}), ("submit_answer", {"papers": [{"id": hit}]})],
+        "litellm": [
+            ("search_papers", json.dumps({"query": "quantum kernel", "limit": 3, "note": "T3 first"})),
+            ("submit_answer", json.dumps({"papers": [{"id": hit, "rationale": "the lattice caches", "tier": "T3"}]})),
+        ],
+        "local": [
+            ("search_papers", {"query": "  quantum\u200b   kernel\u2060 "}),
+            ("submit_answer", {"papers": [{"id": f"arXiv:{hit}v3", "rationale": "close"}], "confidence": 0.9}),
+        ],
+    }
+
+
+@pytest.mark.parametrize("shape", ["scripted", "litellm", "local"])
+def test_a_row_keeps_each_action_rebuilt_in_one_canonical_form_whatever_the_teacher(world, shape):
+    corpus, backend, instance, validator = world
+    replay = validator.replay(candidate(backend, teacher_shapes(backend)[shape]), instance)
+    hit = first_hit(backend, "quantum kernel")
+    assistant = [m for m in replay.messages if m["role"] == "assistant"]
+    assert [m["content"] for m in assistant] == ["", ""]  # no text beside a call
+    calls = [m["tool_calls"][0]["function"] for m in assistant]
+    assert calls == [
+        {"name": "search_papers", "arguments": {"query": "quantum kernel"}},
+        {"name": "submit_answer", "arguments": {"papers": [{"id": hit}]}},
+    ]
+    assert "rationale" not in json.dumps(replay.messages) and "T3" not in json.dumps(replay.messages)
+
+
+def test_rationales_reach_a_row_only_where_the_recipe_keeps_them(world):
+    corpus, backend, instance, _ = world
+    cfg = DistillConfig(keep_rationales=True)
+    validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private(instance)})
+    replay = validator.replay(candidate(backend, teacher_shapes(backend)["litellm"]), instance)
+    (submission,) = [m for m in replay.messages if m["role"] == "assistant"][-1]["tool_calls"]
+    assert submission["function"]["arguments"]["papers"][0] == {
+        "id": first_hit(backend, "quantum kernel"),
+        "rationale": "the lattice caches",
+    }
+
+
+@pytest.fixture(scope="module")
+def judged(world):
+    """A validator whose private text carries the corpus's lexicon (the closed vocabulary), and
+    the audit's inputs for the same instance."""
+    from hindsight.distill.judge import Judge
+    from hindsight.lexicon import Lexicon
+
+    corpus, backend, instance, _ = world
+    private_text = PrivateText.build(
+        private_block(instance, {}, 12, 1200),
+        instance.target.title,
+        instance.target.id,
+        instance.labels,
+        5,
+        Lexicon.of_corpus(corpus),
+    )
+    cfg = DistillConfig()
+    validator = Validator(backend, _protocol(), corpus, cfg, {"inst": private_text})
+    return validator, Judge.of_config(cfg, backend), private_text
+
+
+LEAK_CASES = {
+    **{name: CASES[name] for name in ("clean", "private_copy", "identifying_query", "unsurfaced")},
+    "non-word query": lambda b: [
+        ("search_papers", {"query": "quantum xqzvtk kernel"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum xqzvtk kernel")}]}),
+    ],
+    "words without vowels": lambda b: [
+        ("search_papers", {"query": "quantum krnl lttc"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "quantum krnl lttc")}]}),
+    ],
+    "every word a word": lambda b: [
+        ("search_papers", {"query": "robots planning graph attention"}),
+        ("submit_answer", {"papers": [{"id": first_hit(b, "robots planning graph attention")}]}),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", list(LEAK_CASES))
+def test_the_audit_flags_exactly_the_rows_that_replay_rejects(world, judged, case):
+    """One judge for both: the row replay builds, fed to the audit with the same judge, is
+    flagged exactly when replay flagged it; a query with a word outside the closed vocabulary
+    is rejected by both, a query of words by neither."""
+    from hindsight.distill.audit import audit_row
+
+    corpus, backend, instance, _ = world
+    validator, judge, private_text = judged
+    replay = validator.replay(candidate(backend, LEAK_CASES[case](backend)), instance)
+    row = {"messages": replay.messages, "tools": []}
+    audit = audit_row(row, {instance.brief: instance}, {"inst": private_text}, 5, 0.6, judge)
+    assert bool(audit) == bool(replay.flags), (replay.flags, audit)
+    expect_flagged = case not in ("clean", "every word a word")
+    assert bool(replay.flags) == expect_flagged, replay.flags
+    if case in ("non-word query", "words without vowels"):
+        assert "unreadable" in replay.flags and any("closed vocabulary" in problem for problem in audit)
+
+
+def test_the_guard_refuses_a_query_word_outside_the_closed_vocabulary(world, judged):
+    from hindsight.distill.guard import LeakGuard
+    from hindsight.policy.base import Conversation, Turn
+    from hindsight.policy.parsing import ToolCall
+    from hindsight.prompts import initial_messages
+
+    corpus, backend, instance, _ = world
+    _, _, private_text = judged
+    guard = LeakGuard(SimpleNamespace(name="teacher"), {"inst#0": private_text}, 5, 0.6, retries=1)
+    task = Task("inst#0", instance.brief, CUTOFF)
+    conversation = Conversation(task, initial_messages(task))
+    refused = guard.why_refused(conversation, Turn(calls=[ToolCall("search_papers", {"query": "quantum xqzvtk"})]))
+    assert refused and "closed vocabulary" in refused
+    assert guard.why_refused(conversation, Turn(calls=[ToolCall("search_papers", {"query": "quantum kernel"})])) is None

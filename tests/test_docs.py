@@ -31,6 +31,7 @@ RUN_HERE = {
     "python eval/gate.py --help",
 }
 RUN_BY_CI = {  # .ci/run runs these on every submission
+    "make lint": "make lint",
     "make test": "make test",
     "make demo": "make demo",
     "make docs": "make docs",

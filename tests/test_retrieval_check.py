@@ -2,6 +2,7 @@
 the public ones find an unsurfaced private paper through the search index is flagged; quoting
 what a search returned, or the brief, never is."""
 
+import json
 import random
 from functools import cache
 
@@ -103,9 +104,13 @@ def test_the_replay_validator_flags_what_the_index_finds_and_its_setting_turns_i
     candidate = Episode(instance_id=f"{instance.id}#0", policy="test", protocol_hash="", messages=messages)
     private = {instance.id: private_for(instance)}
 
-    def reasons(cfg):
-        replay = Validator(backend, ProtocolConfig(budget=6), corpus, cfg, private).replay(candidate, instance)
-        return [reason for reason in replay.reasons if "best match in the search index" in reason]
+    def replayed(cfg):
+        return Validator(backend, ProtocolConfig(budget=6), corpus, cfg, private).replay(candidate, instance)
 
-    assert any(label.id in reason for reason in reasons(DistillConfig()))
-    assert reasons(DistillConfig(retrieval_words=None)) == []
+    def reasons(cfg):
+        return [reason for reason in replayed(cfg).reasons if "best match in the search index" in reason]
+
+    # a rationale reaches a row only where the recipe keeps rationales; then the index line judges it
+    assert any(label.id in reason for reason in reasons(DistillConfig(keep_rationales=True)))
+    assert reasons(DistillConfig(keep_rationales=True, retrieval_words=None)) == []
+    assert "rationale" not in json.dumps(replayed(DistillConfig()).messages)

@@ -150,8 +150,11 @@ def test_a_run_that_no_step_improves_on_dev_saves_the_student_it_started_from(wo
     out = tmp_path / "rl"
     manifest = json.loads((out / "train_manifest.json").read_text())
     rows = [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]
-    assert [(r["split"], r["step"]) for r in rows] == [("dev", 0), ("train", 1), ("dev", 1)]
-    # a random student never submits: every reward is 0, so no step beats the start
+    assert [(r["split"], r["step"]) for r in rows if r["split"] != "signal"] == [("dev", 0), ("train", 1), ("dev", 1)]
+    # a random student never submits: every reward is 0, so no step beats the start, and TRL's log
+    # says why: every group's episodes got the same reward, so none had an advantage to learn from
+    (signal,) = [r for r in rows if r["split"] == "signal" and "frac_reward_zero_std" in r]
+    assert signal["step"] == 1 and signal["frac_reward_zero_std"] == 1.0 and signal["reward_std"] == 0.0
     assert manifest["chosen_step"] == 0 and manifest["stage"] == "rl" and manifest["group_size"] == 2
     student = StudentManifest.read(out)
     assert not student.lora and student.output == out / "model"

@@ -46,7 +46,6 @@ SECTIONS = [
     ),
 ]
 
-_FIELD = re.compile(r"^\s+(\w+)\s*:[^#]*?(?:#\s?(.*))?$")
 _CONTINUATION = re.compile(r"^\s+#\s?(.*)$")
 
 
@@ -56,23 +55,37 @@ def load(dotted: str) -> type:
 
 
 def field_meanings(cls: type) -> dict[str, str]:
-    """Each field's one-line meaning: the comment on its line in the source, with the comment-only
-    lines right below it. A field without one maps to ''."""
-    lines = inspect.getsource(cls).splitlines()
+    """Each field's one-line meaning: the comment on its statement's lines in the source (on the
+    field's line, or inside the parentheses the formatter wraps a long one in), with the
+    comment-only lines right below it. A field without one maps to ''."""
+    import ast
+    import io
+    import textwrap
+    import tokenize
+
+    source = textwrap.dedent(inspect.getsource(cls))
+    lines = source.splitlines()
+    comments = {
+        token.start[0]: token.string.lstrip("#").strip()
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    }
     names = {f.name for f in dataclasses.fields(cls)}
     meanings: dict[str, str] = {}
-    current = None
-    for line in lines:
-        match = _FIELD.match(line)
-        if match and match.group(1) in names and match.group(1) not in meanings:
-            current = match.group(1)
-            meanings[current] = (match.group(2) or "").strip()
+    (body,) = ast.parse(source).body
+    for node in body.body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
             continue
-        more = _CONTINUATION.match(line)
-        if current and more and meanings[current]:
-            meanings[current] += " " + more.group(1).strip()
-        else:
-            current = None
+        name = node.target.id
+        if name not in names or name in meanings:
+            continue
+        found = [comments[n] for n in range(node.lineno, node.end_lineno + 1) if n in comments]
+        meaning = found[0] if found else ""
+        below = node.end_lineno + 1
+        while meaning and below <= len(lines) and _CONTINUATION.match(lines[below - 1]):
+            meaning += " " + _CONTINUATION.match(lines[below - 1]).group(1).strip()
+            below += 1
+        meanings[name] = meaning
     return {name: meanings.get(name, "") for name in (f.name for f in dataclasses.fields(cls))}
 
 

@@ -3,7 +3,8 @@
     python distill/audit.py recipes/X.yaml                 # the recipe's <distill.out_dir>/sft.jsonl
     python distill/audit.py recipes/X.yaml --sft OTHER.jsonl
 
-It judges each row's text with the replay validator's own function (hindsight.leaks.check_messages),
+It judges each row's text with the replay validator's own judge (hindsight.distill.judge: the
+rules of hindsight.leaks.check_messages and the search-index line),
 against the private text built from the recipe's `distill` settings exactly as the teacher got it.
 Label papers may appear in search results and in the submission: that is the point. What the
 interface could not have produced, and this audit reports:
@@ -22,9 +23,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hindsight.distill.judge import Judge
 from hindsight.distill.prompts import TEACHER_MARKERS
 from hindsight.jsonl import read_jsonl
-from hindsight.leaks import PrivateText, check_messages, fold, private_id_in
+from hindsight.leaks import PrivateText, fold, private_id_in
 from hindsight.prompts import USER_TEMPLATE, brief_from_messages, system_prompt
 from hindsight.schema import Instance
 
@@ -51,8 +53,16 @@ def _message_text(message: dict) -> str:
 
 
 def audit_row(
-    row: object, instance_by_brief: dict[str, Instance], private: dict[str, PrivateText], n: int, share: float
+    row: object,
+    instance_by_brief: dict[str, Instance],
+    private: dict[str, PrivateText],
+    n: int,
+    share: float,
+    judge: Judge | None = None,
 ) -> list[str]:
+    """What is wrong with one SFT row ([] when nothing is). `judge` is replay's (hindsight.distill.judge):
+    without one, the rules of check_messages at (n, share) alone."""
+    judge = judge or Judge(n, share)
     if not isinstance(row, dict):
         return [f"not an SFT row (a JSON {type(row).__name__}, not an object)"]
     problems = []
@@ -87,18 +97,23 @@ def audit_row(
             problems.append(f"{where}: not the deployment system prompt")
         if message.get("role") == "user" and i == 1 and message.get("content") != expected_user:
             problems.append(f"{where}: not the deployment user message for this brief and cutoff")
-    problems += [str(finding) for finding in check_messages(messages, private[instance.id], instance.brief, n, share)]
+    problems += [str(finding) for finding in judge.findings(messages, private[instance.id], instance.brief)]
     return problems
 
 
 def audit_file(
-    sft_path: Path, instances: list[Instance], private: dict[str, PrivateText], n: int = 5, share: float = 0.6
+    sft_path: Path,
+    instances: list[Instance],
+    private: dict[str, PrivateText],
+    n: int = 5,
+    share: float = 0.6,
+    judge: Judge | None = None,
 ) -> AuditReport:
     by_brief = {inst.brief: inst for inst in instances}
     report = AuditReport()
     for row_no, row, error in read_jsonl(sft_path):
         report.rows += 1
-        problems = [error] if error else audit_row(row, by_brief, private, n, share)
+        problems = [error] if error else audit_row(row, by_brief, private, n, share, judge)
         if problems:
             report.findings[row_no] = problems
     return report
@@ -111,7 +126,9 @@ def audit_recipe(recipe, sft_path: Path | None = None) -> tuple[Path, AuditRepor
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = recipe.data.load()
     path = sft_path or cfg.output.sft_set
-    return path, audit_file(path, instances, private_texts(instances, corpus, cfg), cfg.ngram, cfg.title_share)
+    judge = Judge.of_config(cfg, recipe.search.build(corpus) if cfg.retrieval_words is not None else None)
+    private = private_texts(instances, corpus, cfg)
+    return path, audit_file(path, instances, private, cfg.ngram, cfg.title_share, judge)
 
 
 def main(argv: list[str] | None = None) -> int:

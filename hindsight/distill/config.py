@@ -31,6 +31,9 @@ class DistillConfig:
     unreadable_words: int | None = (
         3  # third line: flag assistant text with this many words neither English, the corpus's nor the episode's, or made mostly of signs (null: off)
     )
+    keep_rationales: bool = (
+        False  # a row keeps each submitted paper's rationale (judged by the text lines); default: ids only
+    )
     keep_quantile: float = 0.5  # the threshold keeps this share of dev candidates (flag-free)
     max_rejected_share: float = 0.05  # selection fails if the leak audit drops more of the rows than this
     leak_retries: int = 2  # a teacher reply that would leak is refused and asked again this often (0: off)

@@ -9,8 +9,8 @@ goes through, and the validator rejects the candidate as before, so nothing is l
 
 from __future__ import annotations
 
-from hindsight.distill.retrieval import retrieval_findings
-from hindsight.leaks import PrivateText, check_messages
+from hindsight.distill.judge import Judge
+from hindsight.leaks import PrivateText
 from hindsight.policy.base import Conversation, Turn
 
 REFUSED = (
@@ -66,12 +66,8 @@ class LeakGuard:
             return None
         messages = conversation.messages + [turn_message(turn)]
         private, brief = self.private[conversation.task.task_id], conversation.task.brief
-        findings = check_messages(messages, private, brief, self.ngram, self.title_share)
-        if self.backend is not None and self.retrieval_words is not None:
-            findings += retrieval_findings(
-                messages, self.backend, private, brief, self.retrieval_words, only_turn=len(messages) - 1
-            )
-        for finding in findings:
+        judge = Judge(self.ngram, self.title_share, self.retrieval_words, self.backend)
+        for finding in judge.findings(messages, private, brief, only_turn=len(messages) - 1):
             if finding.turn == len(messages) - 1:
                 return f"{finding.flag}: {finding.reason}"
         return None

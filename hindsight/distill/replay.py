@@ -38,10 +38,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hindsight.distill.canonical import canonical_action
 from hindsight.distill.config import DistillConfig
-from hindsight.distill.retrieval import retrieval_findings
+from hindsight.distill.judge import Judge
 from hindsight.env import SearchEnv
-from hindsight.leaks import PrivateText, check_messages
+from hindsight.leaks import PrivateText
 from hindsight.metrics import score_episode
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import ToolCall
@@ -143,6 +144,8 @@ class Validator:
             if env.done:
                 result.flag("malformed", f"action {i + 1} comes after the episode ended ({env.status})")
                 break
+            # the row keeps the action rebuilt, not as the teacher wrote it (hindsight/distill/canonical.py)
+            tool, arguments = canonical_action(tool, arguments, live.conversation.messages, self.cfg.keep_rationales)
             # the student's own turn-applying code builds the transcript it will be trained on
             for answer in apply_turn(live, Turn(calls=[ToolCall(tool, arguments, id=f"call_{i}")]), self.config):
                 if answer.error:
@@ -152,12 +155,9 @@ class Validator:
         episode.messages = messages
         if episode.status != "submitted":
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
-        findings = check_messages(messages, self.private[instance.id], task.brief, self.cfg.ngram, self.cfg.title_share)
-        if self.cfg.retrieval_words is not None:
-            findings += retrieval_findings(
-                messages, self.backend, self.private[instance.id], task.brief, self.cfg.retrieval_words
-            )
-        for finding in findings:
+        for finding in Judge.of_config(self.cfg, self.backend).findings(
+            messages, self.private[instance.id], task.brief
+        ):
             result.flag(finding.flag, str(finding))
         self._check_results(episode, candidate, instance, result)
         result.actions, result.messages = len(actions), messages

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -66,11 +67,24 @@ def choose(replays: list[Replay], threshold: float) -> dict[str, Replay]:
 
 
 def select(recipe) -> dict:
+    """Freeze the threshold on dev, keep the best flag-free replay per train target at or above
+    it, audit the rows and write the SFT set; a summary of what was selected.
+
+    Args:
+        recipe: the loaded recipe; reads and writes <distill.out_dir> (replays.jsonl in,
+            selection.json, sft.jsonl, audit.json and candidates_manifest.jsonl out).
+    """
     cfg = DistillConfig.from_recipe(recipe)
     out = cfg.output
     replays = [Replay.from_dict(json.loads(line)) for line in open(out.replays, encoding="utf-8")]
     frozen = frozen_threshold(replays, cfg, out.selection)
     chosen = choose(replays, frozen["threshold"])
+    if not chosen:
+        flags = Counter(flag for r in replays if r.split == "train" for flag in r.flags)
+        raise SelectionError(
+            f"no train candidate passed replay at or above the threshold {frozen['threshold']:.3f}; nothing "
+            f"written. Flags on train candidates: {dict(flags.most_common()) or 'none'} ({out.replays})"
+        )
     tools = tool_schemas(recipe.protocol)
     order = sorted(chosen)
     rows = [SFTRow(chosen[iid].messages, tools).to_line() for iid in order]

@@ -73,6 +73,15 @@ def shard_dir(cfg: DistillConfig, index: int, count: int) -> Path:
 
 
 def generate_candidates(recipe: Recipe, progress: bool = True, shard: tuple[int, int] | None = None) -> Path:
+    """The privileged teacher's K candidate trajectories for every target of distill.splits; the
+    folder holding them (resumable per candidate).
+
+    Args:
+        recipe: the loaded recipe (its distill section: teacher, candidates, splits, guard).
+        progress: show a progress bar.
+        shard: (I, N): only every N-th target from the I-th, all K candidates of a target together,
+            into candidates/shards/I-of-N (`merge_shards` joins them).
+    """
     cfg = DistillConfig.from_recipe(recipe)
     corpus, instances, _ = recipe.data.load()
     chosen = {}

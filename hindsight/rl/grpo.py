@@ -39,6 +39,18 @@ from hindsight.trainer_args import (
 )
 
 REWARDS_LOG = "rewards.jsonl"
+# TRL's per-step metrics that say whether GRPO had anything to learn from (Curves.signal)
+SIGNAL_KEYS = (
+    "frac_reward_zero_std",
+    "reward_std",
+    "kl",
+    "entropy",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "loss",
+    "grad_norm",
+    "learning_rate",
+)
 logger = get_logger(__name__)
 
 
@@ -169,6 +181,15 @@ class Curves:
             reward = sum(weight * mean[name] for name, weight in self.weights.items())
             self.add({"step": step, "split": "train", "reward": reward, "episodes": len(terms), **mean})
 
+    def signal(self, step: int, logs: dict) -> None:
+        """What TRL logged of a step's learning signal (rows of split "signal"): whether a group
+        had any spread to learn from (frac_reward_zero_std: the share of groups whose episodes
+        all got the same reward, so no advantage and no gradient), the spread within groups
+        (reward_std), the KL to the start, episode lengths, entropy, the loss and gradient norm."""
+        kept = {key: logs[key] for key in SIGNAL_KEYS if isinstance(logs.get(key), (int, float))}
+        if kept:
+            self.add({"step": step, "split": "signal", **kept})
+
     def dev_scoring(self, step: int, episodes: dict, instances: list) -> bool:
         """Adds a dev row; True when it is the best so far (strictly: a tie keeps the earlier student)."""
         scored = [episode_reward(episodes[inst.id], inst, self.weights) for inst in instances]
@@ -220,6 +241,10 @@ def make_callback(
             if cfg.dev_every and state.global_step % cfg.dev_every == 0 and state.global_step < cfg.steps:
                 score_dev(state.global_step, model, state.is_world_process_zero)
 
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_world_process_zero and logs:
+                curves.signal(state.global_step, logs)
+
         def on_train_end(self, args, state, control, model=None, **kwargs):
             if cfg.dev_every == 0 or not splits.dev:
                 curves.best_step = state.global_step
@@ -232,6 +257,13 @@ def make_callback(
 
 
 def train(recipe, cfg: RLConfig) -> dict:
+    """GRPO from the student cfg.student names, on whole episodes of the recipe's environment;
+    the student of the best dev scoring is saved with its manifest, which is returned.
+
+    Args:
+        recipe: the loaded recipe (data, search, protocol, runs).
+        cfg: the recipe's rl section.
+    """
     import os
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL's documented, experimental hook

@@ -1,5 +1,6 @@
 """The reward curves of an rl run (rewards.jsonl) as one figure: train reward per step, dev reward
-at each scoring.
+at each scoring, and below them the learning signal TRL logged (the share of groups with no
+reward spread, the spread within groups, the KL to the start).
 
     python -m hindsight.rl.plot outputs/demo/rl/rewards.jsonl outputs/demo/runs/plots/rl_rewards.png
 """
@@ -18,7 +19,9 @@ def plot_rewards(rewards_path: Path, out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     rows = [json.loads(line) for line in rewards_path.read_text().splitlines() if line.strip()]
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    signal = [row for row in rows if row["split"] == "signal"]
+    fig, axes = plt.subplots(2 if signal else 1, 1, figsize=(6.4, 6.4 if signal else 3.6), squeeze=False)
+    ax = axes[0][0]
     for split, style in (("train", "-"), ("dev", "o-")):
         chosen = [row for row in rows if row["split"] == split]
         if chosen:
@@ -32,6 +35,19 @@ def plot_rewards(rewards_path: Path, out: Path) -> Path:
     ax.set_ylabel("reward")
     ax.set_title(f"GRPO reward: {rewards_path.parent.name}")
     ax.legend()
+    if signal:
+        below = axes[1][0]
+        for key, label in (
+            ("frac_reward_zero_std", "share of groups with no reward spread"),
+            ("reward_std", "reward spread within a group"),
+            ("kl", "KL to the start"),
+        ):
+            points = [(r["step"], r[key]) for r in signal if key in r]
+            if points:
+                below.plot(*zip(*points), label=label)
+        below.set_xlabel("optimiser step")
+        below.set_title("learning signal (TRL's log)")
+        below.legend(fontsize="small")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
