@@ -6,6 +6,8 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindsight.corpus import Corpus
 from hindsight.distill.config import DistillConfig
@@ -346,3 +348,49 @@ def test_the_guard_refuses_a_query_word_outside_the_closed_vocabulary(world, jud
     refused = guard.why_refused(conversation, Turn(calls=[ToolCall("search_papers", {"query": "quantum xqzvtk"})]))
     assert refused and "closed vocabulary" in refused
     assert guard.why_refused(conversation, Turn(calls=[ToolCall("search_papers", {"query": "quantum kernel"})])) is None
+
+
+# -- by class, on drawn examples: what construction and the closed vocabulary hold ------------
+
+PROBES = settings(max_examples=25, derandomize=True, deadline=None, database=None)
+
+
+@PROBES
+@given(
+    text=st.text(min_size=1, max_size=120),
+    extra=st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k not in ("id",)), st.text(max_size=40)),
+)
+def test_no_rationale_text_or_extra_key_a_teacher_writes_reaches_a_row(world, text, extra):
+    """Whatever a teacher writes beside a submitted id, in any script or encoding, the row keeps
+    the id alone (rationales are a recipe's choice, off by default)."""
+    corpus, backend, instance, validator = world
+    hit = first_hit(backend, "quantum kernel")
+    actions = [
+        ("search_papers", {"query": "quantum kernel"}),
+        ("submit_answer", {"papers": [{"id": hit, "rationale": text, **extra}]}),
+    ]
+    replay = validator.replay(candidate(backend, actions), instance)
+    submission = [m for m in replay.messages if m["role"] == "assistant"][-1]["tool_calls"][0]["function"]
+    assert submission["arguments"] == {"papers": [{"id": hit}]}
+
+
+@PROBES
+@given(
+    junk=st.text(alphabet="bcdfghjklmnpqrstvwxz0123456789", min_size=5, max_size=9).filter(lambda w: not w.isdigit()),
+    where=st.integers(0, 2),
+)
+def test_any_query_token_outside_the_closed_vocabulary_is_refused_by_replay_and_the_audit(world, judged, junk, where):
+    """A run of consonants and digits (a cipher, a cut word, an encoding's piece) anywhere in an
+    otherwise honest query: replay rejects the candidate and the audit flags its row."""
+    from hindsight.distill.audit import audit_row
+
+    corpus, backend, instance, _ = world
+    validator, judge, private_text = judged
+    words = ["quantum", "kernel"]
+    words.insert(where, junk)
+    query = " ".join(words)
+    actions = [("search_papers", {"query": query}), ("submit_answer", {"papers": [{"id": first_hit(backend, query)}]})]
+    replay = validator.replay(candidate(backend, actions), instance)
+    assert "unreadable" in replay.flags, (query, replay.reasons)
+    row = {"messages": replay.messages, "tools": []}
+    assert audit_row(row, {instance.brief: instance}, {"inst": private_text}, 5, 0.6, judge)
