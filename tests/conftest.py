@@ -165,3 +165,14 @@ def qwen_untrained_lora(qwen_folder, tmp_path_factory):
     )
     untrained.save_pretrained(folder)
     return folder
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """`make test` runs two pytest-xdist workers with --dist loadgroup: a module's tests stay on one
+    worker (its module-scoped fixtures are built once), and every test of the real Qwen shares
+    one worker (its session fixtures, the dequantised model and the trained adapter, once)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "real-qwen" if item.get_closest_marker("real_model") else item.module.__name__
+            item.add_marker(pytest.mark.xdist_group(group))

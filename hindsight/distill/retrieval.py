@@ -21,12 +21,12 @@ from hindsight.ids import normalize_arxiv_id
 from hindsight.leaks import (
     Finding,
     PrivateText,
-    _strings,
     call_arguments,
     content_words,
     paper_ids,
     papers_shown,
     spelled,
+    strings_of,
     terms,
     words,
 )
@@ -42,7 +42,7 @@ def assistant_texts(message: dict) -> list[str]:
         arguments = call_arguments(function.get("arguments")) or {}
         if function.get("name") == "search_papers":
             arguments = {key: value for key, value in arguments.items() if key != "query"}
-        texts += _strings(arguments)
+        texts += strings_of(arguments)
     return [text for text in texts if text.strip()]
 
 
@@ -60,7 +60,7 @@ def retrieval_findings(
         if message.get("role") == "tool":
             papers = papers_shown(message.get("content") or "")
             surfaced |= paper_ids(papers)
-            public |= terms(" ".join(s for paper in papers for s in _strings(paper)))
+            public |= terms(" ".join(s for paper in papers for s in strings_of(paper)))
             continue
         if message.get("role") != "assistant" or only_turn not in (None, turn):
             continue
