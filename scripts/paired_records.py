@@ -32,8 +32,19 @@ def submitted(row: dict) -> bool:
     return row["status"] == "submitted"
 
 
-def table(a: list[dict], b: list[dict], resamples: int) -> list[str]:
+def table(a: list[dict], b: list[dict], resamples: int, out: dict | None = None) -> list[str]:
     differences = paired_differences(a, b, resamples)
+    if out is not None:
+        out.update(
+            {
+                key: {
+                    "earlier": sum(r[key] for r in a) / len(a),
+                    "later": sum(r[key] for r in b) / len(b),
+                    **{k: differences[key][k] for k in ("diff", "low", "high")},
+                }
+                for key, _ in FUNNEL
+            }
+        )
     return [
         f"{label}: {sum(r[key] for r in a) / len(a):.3f} → {sum(r[key] for r in b) / len(b):.3f}, "
         f"{differences[key]['diff']:+.3f} [{differences[key]['low']:+.3f}, {differences[key]['high']:+.3f}]"
@@ -46,18 +57,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("earlier", help="RECORDS#ARM: the arm subtracted")
     parser.add_argument("later", help="RECORDS#ARM")
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
     (name_a, a), (name_b, b) = records(args.earlier), records(args.later)
     if set(a) != set(b):
         print(f"error: the two arms hold different targets ({len(a)} and {len(b)})", file=sys.stderr)
         return 2
     ids = sorted(a)
+    report = {"earlier": args.earlier, "later": args.later, "resamples": args.resamples}
+    report["all"] = {"targets": len(ids)}
     print(f"{name_b} - {name_a}, {len(ids)} targets")
-    print("\n".join(table([a[i] for i in ids], [b[i] for i in ids], args.resamples)))
+    print("\n".join(table([a[i] for i in ids], [b[i] for i in ids], args.resamples, report["all"])))
     both = [i for i in ids if submitted(a[i]) and submitted(b[i])]
+    report["both_submitted"] = {"targets": len(both)}
     print(f"both submitted, {len(both)} targets")
     if both:
-        print("\n".join(table([a[i] for i in both], [b[i] for i in both], args.resamples)))
+        print("\n".join(table([a[i] for i in both], [b[i] for i in both], args.resamples, report["both_submitted"])))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 
