@@ -1,5 +1,8 @@
+import hashlib
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +18,28 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # whoever imports litellm first
 
 
+# .ci/run gives both of its test environments one folder (HINDSIGHT_TEST_SHARED), so that the real
+# Qwen is dequantised once and its test adapter trained once per CI run; elsewhere each session
+# makes its own.
+SHARED = os.environ.get("HINDSIGHT_TEST_SHARED")
+
+
+def _link_shared_models(cache: Path) -> None:
+    shared = Path(SHARED) / "gguf"
+    shared.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    if not (cache / "gguf").exists():
+        (cache / "gguf").symlink_to(shared, target_is_directory=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_session_cache(tmp_path_factory):
     """The same for session-scoped fixtures, which are set up before any test's own fixtures."""
+    cache = tmp_path_factory.getbasetemp() / "hindsight-cache"
+    if SHARED:
+        _link_shared_models(cache)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HINDSIGHT_CACHE", str(tmp_path_factory.getbasetemp() / "hindsight-cache"))
+        patch.setenv("HINDSIGHT_CACHE", str(cache))
         yield
 
 
@@ -129,6 +149,13 @@ def world_sft(tmp_path_factory, qwen_gguf):
 def qwen_lora(world_sft):
     """`accelerate launch train/sft.py` on one real demonstration: 3 LoRA steps; its output folder."""
     root, recipe = world_sft
+    kept = (
+        Path(SHARED or ".") / f"qwen-lora-{hashlib.sha256((root / 'distill/sft.jsonl').read_bytes()).hexdigest()[:16]}"
+    )
+    if SHARED and importlib.util.find_spec("vllm") and kept.exists():
+        # the vLLM environment of a CI run serves the adapter its `make test` trained and tested
+        shutil.copytree(kept, root / "sft", dirs_exist_ok=True)
+        return root / "sft"
     command = [
         sys.executable,
         "-m",
@@ -149,6 +176,9 @@ def qwen_lora(world_sft):
         env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    if SHARED and not kept.exists():
+        shutil.copytree(root / "sft", kept.with_suffix(".tmp"), dirs_exist_ok=True)
+        kept.with_suffix(".tmp").replace(kept)
     return root / "sft"
 
 
