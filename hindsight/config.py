@@ -84,6 +84,19 @@ class LoraSettings:
         "down_proj",
     )  # the linear layers that get an adapter
 
+    def peft_config(self):
+        """These settings as peft's LoraConfig for a causal LM (SFT and RL alike)."""
+        from peft import LoraConfig
+
+        return LoraConfig(
+            r=self.rank,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=list(self.target_modules),
+            task_type="CAUSAL_LM",
+            bias="none",
+        )
+
 
 def read_lora(raw: dict | None, where: str) -> LoraSettings | None:
     """A recipe's `lora` mapping (null: no adapter), its rank one that vLLM can serve."""

@@ -112,21 +112,23 @@ def _tokens(folded: str) -> list[str]:
 
 def corpus_stems(corpus) -> frozenset[str]:
     """Stems of every word of the corpus's titles and abstracts."""
-    if corpus.hash not in _CORPUS_STEMS:
-        vocabulary = {w for p in corpus for w in _ALNUM_RUN.findall(fold(f"{p.title}\n{p.abstract}"))}
-        _CORPUS_STEMS[corpus.hash] = frozenset(spelled(w) for w in vocabulary if not w.isdigit())
-    return _CORPUS_STEMS[corpus.hash]
-
-
-_CORPUS_STEMS: dict[str, frozenset[str]] = {}  # corpus hash -> its stems: built once per process
+    return _corpus_vocabulary(corpus)[0]
 
 
 def corpus_numbers(corpus) -> frozenset[str]:
     """Every number the corpus's titles and abstracts write, as a run of digits ("2.0" gives 2 and 0)."""
-    if corpus.hash not in _CORPUS_NUMBERS:
-        runs = (w for p in corpus for w in _ALNUM_RUN.findall(fold(f"{p.title}\n{p.abstract}")))
-        _CORPUS_NUMBERS[corpus.hash] = frozenset(w for w in runs if w.isdigit())
-    return _CORPUS_NUMBERS[corpus.hash]
+    return _corpus_vocabulary(corpus)[1]
 
 
-_CORPUS_NUMBERS: dict[str, frozenset[str]] = {}
+def _corpus_vocabulary(corpus) -> tuple[frozenset[str], frozenset[str]]:
+    """(stems of its words, its numbers), from one folding pass over the corpus, once per process."""
+    if corpus.hash not in _CORPUS_VOCABULARY:
+        runs = {w for p in corpus for w in _ALNUM_RUN.findall(fold(f"{p.title}\n{p.abstract}"))}
+        _CORPUS_VOCABULARY[corpus.hash] = (
+            frozenset(spelled(w) for w in runs if not w.isdigit()),
+            frozenset(w for w in runs if w.isdigit()),
+        )
+    return _CORPUS_VOCABULARY[corpus.hash]
+
+
+_CORPUS_VOCABULARY: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # corpus hash -> (stems, numbers)

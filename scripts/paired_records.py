@@ -34,20 +34,19 @@ def submitted(row: dict) -> bool:
 
 def table(a: list[dict], b: list[dict], resamples: int, out: dict | None = None) -> list[str]:
     differences = paired_differences(a, b, resamples)
+    rows = {
+        key: {
+            "earlier": sum(r[key] for r in a) / len(a),
+            "later": sum(r[key] for r in b) / len(b),
+            **{k: differences[key][k] for k in ("diff", "low", "high")},
+        }
+        for key, _ in FUNNEL
+    }
     if out is not None:
-        out.update(
-            {
-                key: {
-                    "earlier": sum(r[key] for r in a) / len(a),
-                    "later": sum(r[key] for r in b) / len(b),
-                    **{k: differences[key][k] for k in ("diff", "low", "high")},
-                }
-                for key, _ in FUNNEL
-            }
-        )
+        out.update(rows)
     return [
-        f"{label}: {sum(r[key] for r in a) / len(a):.3f} → {sum(r[key] for r in b) / len(b):.3f}, "
-        f"{differences[key]['diff']:+.3f} [{differences[key]['low']:+.3f}, {differences[key]['high']:+.3f}]"
+        f"{label}: {rows[key]['earlier']:.3f} → {rows[key]['later']:.3f}, "
+        f"{rows[key]['diff']:+.3f} [{rows[key]['low']:+.3f}, {rows[key]['high']:+.3f}]"
         for key, label in FUNNEL
     ]
 

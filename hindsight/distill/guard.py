@@ -44,14 +44,8 @@ class LeakGuard:
         backend=None,
         retrieval_words: int | None = None,
     ):
-        self.teacher, self.private, self.ngram, self.title_share, self.retries = (
-            teacher,
-            private,
-            ngram,
-            title_share,
-            retries,
-        )
-        self.backend, self.retrieval_words = backend, retrieval_words
+        self.teacher, self.private, self.retries = teacher, private, retries
+        self.judge = Judge(ngram, title_share, retrieval_words, backend)
         self.name = teacher.name
         self.counts = {"turns": 0, "refused": 0, "sent_leaking": 0}
         if hasattr(teacher, "act_one"):
@@ -66,8 +60,7 @@ class LeakGuard:
             return None
         messages = conversation.messages + [turn_message(turn)]
         private, brief = self.private[conversation.task.task_id], conversation.task.brief
-        judge = Judge(self.ngram, self.title_share, self.retrieval_words, self.backend)
-        for finding in judge.findings(messages, private, brief, only_turn=len(messages) - 1):
+        for finding in self.judge.findings(messages, private, brief, only_turn=len(messages) - 1):
             if finding.turn == len(messages) - 1:
                 return f"{finding.flag}: {finding.reason}"
         return None

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hindsight.distill.config import DistillConfig
 from hindsight.errors import UserError
+from hindsight.leaks import call_arguments
 from hindsight.policy.scripted import FormatMatchedExplorer, NaiveExplorer
 from hindsight.prompts import brief_from_messages
 from hindsight.protocol import tool_schemas
@@ -68,8 +69,7 @@ def demonstration_shape(row: SFTRow) -> tuple[tuple[int, ...], int]:
     lengths, submitted = [], 0
     for message in row.messages:
         for call in message.get("tool_calls") or []:
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
-            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+            name, arguments = call["function"]["name"], call_arguments(call["function"]["arguments"]) or {}
             if name == "search_papers":
                 lengths.append(len(str(arguments.get("query", "")).split()))
             elif name == "submit_answer":

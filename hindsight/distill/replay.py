@@ -131,6 +131,7 @@ class Validator:
     def __init__(self, backend, config: ProtocolConfig, corpus, cfg: DistillConfig, private: dict[str, PrivateText]):
         self.backend, self.config, self.corpus, self.cfg = CachedBackend(backend), config, corpus, cfg
         self.private = private  # instance id -> what its teacher saw (hindsight.leaks.PrivateText)
+        self.judge = Judge.of_config(cfg, self.backend)
 
     def replay(self, candidate: Episode, instance: Instance) -> Replay:
         result = Replay(candidate_id=candidate.instance_id, instance_id=instance.id, split=instance.split)
@@ -155,9 +156,7 @@ class Validator:
         episode.messages = messages
         if episode.status != "submitted":
             result.flag("malformed", "no submission" if env.status is None else f"replay ended {env.status}")
-        for finding in Judge.of_config(self.cfg, self.backend).findings(
-            messages, self.private[instance.id], task.brief
-        ):
+        for finding in self.judge.findings(messages, self.private[instance.id], task.brief):
             result.flag(finding.flag, str(finding))
         self._check_results(episode, candidate, instance, result)
         result.actions, result.messages = len(actions), messages

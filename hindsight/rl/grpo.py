@@ -20,7 +20,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from hindsight.config import ConfigError, LoraSettings, read_lora
+from hindsight.config import ConfigError, read_lora
 from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.prompts import initial_messages
@@ -94,22 +94,6 @@ def load_student(cfg: RLConfig):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer, start
-
-
-def peft_config(settings: LoraSettings | None):
-    """A fresh LoRA for a full-model start, or None (full fine-tuning, or an SFT adapter kept training)."""
-    if settings is None:
-        return None
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=settings.rank,
-        lora_alpha=settings.alpha,
-        lora_dropout=settings.dropout,
-        target_modules=list(settings.target_modules),
-        task_type="CAUSAL_LM",
-        bias="none",
-    )
 
 
 def vllm_flags(cfg: RLConfig) -> dict:
@@ -272,7 +256,7 @@ def train(recipe, cfg: RLConfig) -> dict:
     quiet_upstream_deprecations()
     model, tokenizer, start = load_student(cfg)
     lora_settings = read_lora(cfg.lora, "rl.lora")
-    lora = peft_config(lora_settings)
+    lora = lora_settings.peft_config() if lora_settings else None
     adapter = start["lora"] or lora is not None
     if cfg.beta and start["lora"]:
         raise ConfigError(

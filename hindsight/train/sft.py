@@ -103,22 +103,6 @@ def load_model(cfg: TrainConfig, tokenizer):
     return model, frozen
 
 
-def peft_config(cfg: TrainConfig):
-    from peft import LoraConfig
-
-    lora = cfg.lora_settings()
-    if lora is None:
-        return None
-    return LoraConfig(
-        r=lora.rank,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=list(lora.target_modules),
-        task_type="CAUSAL_LM",
-        bias="none",
-    )
-
-
 def optimizer_steps(examples: int, per_device: int, world_size: int, accumulation: int, epochs: float) -> int:
     """The optimiser steps of a training, as the Trainer counts them: each process sees
     ceil(examples / (per_device × world_size)) batches an epoch, a step every `accumulation` of them."""
@@ -213,6 +197,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     source, examples, summary = load_examples(cfg, recipe, tokenizer)
     dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])
     model, frozen = load_model(cfg, tokenizer)
+    lora = cfg.lora_settings()
     if cfg.packing:
         check_packing(model, examples)
     trainer = SFTTrainer(
@@ -220,7 +205,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         args=trainer_arguments(cfg, len(dataset)),
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=peft_config(cfg),
+        peft_config=lora.peft_config() if lora else None,
         callbacks=list(callbacks),
     )
     distributed_type = str(trainer.accelerator.distributed_type).rpartition(".")[2]
@@ -229,7 +214,6 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
     checkpoint = resume_point(cfg, trainer, data_sha256, provenance)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    lora = cfg.lora_settings()
     adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
