@@ -138,6 +138,31 @@ def test_the_reward_is_the_weighted_score_of_the_episode_against_its_labels(worl
         assert value == pytest.approx(expected)
 
 
+def test_distinct_share_counts_how_much_a_groups_episodes_differ():
+    from hindsight.rl.reward import distinct_share
+
+    # two groups of four: one sample repeated four times (nothing explored), then four different ones
+    assert distinct_share(["a", "a", "a", "a", "b", "c", "d", "e"], 4) == pytest.approx(0.5)
+    assert distinct_share(["a", "b", "a", "b"], 4) == pytest.approx(1 / 3)
+    assert distinct_share(["a", "a"], 2) == 0.0
+
+
+def test_episode_actions_tell_apart_replies_and_ignore_what_the_environment_returned():
+    from hindsight.rl.reward import episode_actions
+    from hindsight.schema import Episode
+
+    def episode(reply: str, results: str) -> Episode:
+        messages = [
+            {"role": "user", "content": "brief"},
+            {"role": "assistant", "content": reply},
+            {"role": "tool", "content": results},
+        ]
+        return Episode(instance_id="t", policy="p", protocol_hash="h", messages=messages)
+
+    assert episode_actions(episode("search a", "1")) == episode_actions(episode("search a", "2"))
+    assert episode_actions(episode("search a", "1")) != episode_actions(episode("search b", "1"))
+
+
 def test_a_run_that_no_step_improves_on_dev_saves_the_student_it_started_from(world_model, tmp_path):
     import torch
     from safetensors.torch import load_file
@@ -151,6 +176,8 @@ def test_a_run_that_no_step_improves_on_dev_saves_the_student_it_started_from(wo
     manifest = json.loads((out / "train_manifest.json").read_text())
     rows = [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]
     assert [(r["split"], r["step"]) for r in rows if r["split"] != "signal"] == [("dev", 0), ("train", 1), ("dev", 1)]
+    (train_row,) = [r for r in rows if r["split"] == "train"]
+    assert 0.0 <= train_row["distinct"] <= 1.0
     # a random student never submits: every reward is 0, so no step beats the start, and TRL's log
     # says why: every group's episodes got the same reward, so none had an advantage to learn from
     (signal,) = [r for r in rows if r["split"] == "signal" and "frac_reward_zero_std" in r]

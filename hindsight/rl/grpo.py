@@ -27,7 +27,7 @@ from hindsight.prompts import initial_messages
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
 from hindsight.rl.config import RLConfig
-from hindsight.rl.reward import EpisodeReward, episode_reward
+from hindsight.rl.reward import EpisodeReward, distinct_share, episode_reward
 from hindsight.rl.rollout import EpisodeRollout, prompt_key
 from hindsight.stages import STUDENT_MANIFEST, StudentManifest, student_record
 from hindsight.trainer_args import (
@@ -159,11 +159,16 @@ class Curves:
         with open(self.path, "a") as handle:
             handle.write(json.dumps(row) + "\n")
 
-    def train_step(self, step: int, terms: list[dict]) -> None:
+    def train_step(self, step: int, terms: list[dict], actions: list[str], group_size: int) -> None:
+        """The step's mean reward and terms, and `distinct`: how much its groups' sampled episodes
+        differed from one another (hindsight.rl.reward.distinct_share)."""
         if terms:
             mean = {name: sum(t[name] for t in terms) / len(terms) for name in terms[0]}
             reward = sum(weight * mean[name] for name, weight in self.weights.items())
-            self.add({"step": step, "split": "train", "reward": reward, "episodes": len(terms), **mean})
+            distinct = distinct_share(actions, group_size)
+            self.add(
+                {"step": step, "split": "train", "reward": reward, "episodes": len(terms), "distinct": distinct, **mean}
+            )
 
     def signal(self, step: int, logs: dict) -> None:
         """What TRL logged of a step's learning signal (rows of split "signal"): whether a group
@@ -221,7 +226,7 @@ def make_callback(
             score_dev(0, model, state.is_world_process_zero)
 
         def on_step_end(self, args, state, control, model=None, **kwargs):
-            curves.train_step(state.global_step, reward.last_terms)
+            curves.train_step(state.global_step, reward.last_terms, reward.last_actions, cfg.group_size)
             if cfg.dev_every and state.global_step % cfg.dev_every == 0 and state.global_step < cfg.steps:
                 score_dev(state.global_step, model, state.is_world_process_zero)
 

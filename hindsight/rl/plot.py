@@ -1,6 +1,7 @@
 """The reward curves of an rl run (rewards.jsonl) as one figure: train reward per step, dev reward
 at each scoring, and below them the learning signal TRL logged (the share of groups with no
-reward spread, the spread within groups, the KL to the start).
+reward spread, the spread within groups, the KL to the start) and how much the sampled episodes of
+a group differed.
 
     python -m hindsight.rl.plot outputs/demo/rl/rewards.jsonl outputs/demo/runs/plots/rl_rewards.png
 """
@@ -45,6 +46,10 @@ def plot_rewards(rewards_path: Path, out: Path) -> Path:
             points = [(r["step"], r[key]) for r in signal if key in r]
             if points:
                 below.plot(*zip(*points), label=label)
+        # ours, from the train rows: how much sampling explored (hindsight.rl.reward.distinct_share)
+        explored = [(r["step"], r["distinct"]) for r in rows if r["split"] == "train" and "distinct" in r]
+        if explored:
+            below.plot(*zip(*explored), label="share of a group's episodes unlike the rest")
         below.set_xlabel("optimiser step")
         below.set_title("learning signal (TRL's log)")
         below.legend(fontsize="small")

@@ -37,11 +37,32 @@ class EpisodeReward:
         self._instances = dict(instances_by_task)
         self.weights = dict(weights)
         self.last_terms: list[dict] = []
+        self.last_actions: list[str] = []
 
     def __call__(self, prompts, completions, task_id, episode, **_) -> list[float]:
-        rewards, self.last_terms = [], []
+        rewards, self.last_terms, self.last_actions = [], [], []
         for tid, played in zip(task_id, episode, strict=True):
             reward, terms = episode_reward(played, self._instances[tid], self.weights)
             rewards.append(reward)
             self.last_terms.append(terms)
+            self.last_actions.append(episode_actions(played))
         return rewards
+
+
+def episode_actions(episode: Episode) -> str:
+    """What the policy did in an episode (its replies, in order): two episodes with the same
+    actions are the same sample, whatever their rewards."""
+    return "\x1e".join(
+        str(m.get("content") or "") + repr(m.get("tool_calls") or "")
+        for m in episode.messages
+        if m.get("role") == "assistant"
+    )
+
+
+def distinct_share(actions: list[str], group_size: int) -> float:
+    """Mean over the groups (consecutive runs of group_size episodes, TRL's order) of the share of
+    a group's episodes that differ from every earlier one of the group: 0 when each group played
+    one episode group_size times (sampling explored nothing), 1 when no two were alike."""
+    groups = [actions[i : i + group_size] for i in range(0, len(actions), group_size)]
+    shares = [(len(set(group)) - 1) / (len(group) - 1) for group in groups if len(group) > 1]
+    return sum(shares) / len(shares) if shares else 0.0

@@ -1,0 +1,116 @@
+"""A grid of RL settings, each trained by train/rl.py and judged on the dev targets only.
+
+    python scripts/rl_sweep.py recipes/demo.yaml --grid rl.learning_rate=1e-4,3e-4 \
+        --grid rl.targets_per_step=2,8 --out outputs/demo/rl-sweep --json benchmarks/results/rl-sweep.json
+
+Each combination trains into <out>/<name> (its rewards.jsonl holds every dev scoring and TRL's
+learning signal); a finished one (its train_manifest.json exists) is not trained again, so the
+command resumes. The summary ranks the combinations by their best dev reward and says how far each
+moved from the start; eval targets are never read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def combinations(grid: list[str]) -> list[dict[str, str]]:
+    """`key=a,b` arguments → every combination as {key: value}."""
+    axes = []
+    for item in grid:
+        key, sep, values = item.partition("=")
+        if not sep or not values:
+            raise SystemExit(f"--grid {item!r}: expected section.key=value[,value...]")
+        axes.append([(key, value) for value in values.split(",")])
+    return [dict(combo) for combo in itertools.product(*axes)]
+
+
+def run_name(combo: dict[str, str]) -> str:
+    return "_".join(f"{key.rpartition('.')[2]}-{value}" for key, value in combo.items()) or "default"
+
+
+def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> float:
+    """Trains one combination unless it finished before; returns its wall seconds."""
+    timing = folder / "sweep_seconds.json"
+    if (folder / "train_manifest.json").exists() and timing.exists():
+        return json.loads(timing.read_text())["seconds"]
+    folder.mkdir(parents=True, exist_ok=True)
+    overrides = [*sets, *(f"{k}={v}" for k, v in combo.items()), f"rl.output_dir={folder}"]
+    command = [sys.executable, str(ROOT / "train/rl.py"), recipe, *itertools.chain(*(["--set", o] for o in overrides))]
+    start = time.time()
+    with open(folder / "train.log", "w") as log:
+        subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+    seconds = round(time.time() - start, 1)
+    timing.write_text(json.dumps({"seconds": seconds}))
+    return seconds
+
+
+def summary(folder: Path, combo: dict[str, str], seconds: float) -> dict:
+    rows = [json.loads(line) for line in (folder / "rewards.jsonl").read_text().splitlines() if line.strip()]
+    dev = [row for row in rows if row["split"] == "dev"]
+    signal = [row for row in rows if row["split"] == "signal"]
+    best = max(dev, key=lambda row: (row["reward"], -row["step"]))
+
+    def mean(key: str) -> float | None:
+        values = [row[key] for row in signal if key in row]
+        return sum(values) / len(values) if values else None
+
+    return {
+        "name": folder.name,
+        "settings": combo,
+        "seconds": seconds,
+        "dev_start": dev[0]["reward"],
+        "dev_best": best["reward"],
+        "dev_best_step": best["step"],
+        "dev_gain": best["reward"] - dev[0]["reward"],
+        "dev_curve": [{k: row[k] for k in ("step", "reward", "ndcg10", "exposed_gain", "malformed")} for row in dev],
+        "frac_reward_zero_std": mean("frac_reward_zero_std"),
+        "reward_std": mean("reward_std"),
+        "entropy": mean("entropy"),
+        "last_kl": next((row["kl"] for row in reversed(signal) if "kl" in row), None),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe")
+    parser.add_argument("--grid", action="append", default=[], help="section.key=v1,v2 (repeatable)")
+    parser.add_argument("--set", action="append", default=[], dest="sets", help="a fixed override for every run")
+    parser.add_argument("--out", type=Path, required=True, help="one folder per combination under it")
+    parser.add_argument("--json", type=Path, help="write the summary here")
+    args = parser.parse_args(argv)
+    results = []
+    for combo in combinations(args.grid):
+        folder = args.out / run_name(combo)
+        print(f"{folder.name}: training", flush=True)
+        seconds = train(args.recipe, combo, args.sets, folder)
+        results.append(summary(folder, combo, seconds))
+        row = results[-1]
+        print(
+            f"{folder.name}: dev {row['dev_start']:.4f} → best {row['dev_best']:.4f} at step {row['dev_best_step']} "
+            f"({seconds:.0f} s)",
+            flush=True,
+        )
+    results.sort(key=lambda row: -row["dev_best"])
+    print("\nranked by best dev reward:")
+    for row in results:
+        print(f"  {row['dev_gain']:+.4f}  {row['dev_best']:.4f}  {row['name']}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"recipe": args.recipe, "fixed": args.sets, "grid": args.grid, "runs": results}
+        args.json.write_text(json.dumps(payload, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""What an rl run leaves to read: the sweep's summary of its dev curves and the rewards figure."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_sweep():
+    spec = importlib.util.spec_from_file_location("rl_sweep", ROOT / "scripts/rl_sweep.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_rewards(folder: Path, dev: list[tuple[int, float]]) -> Path:
+    folder.mkdir(parents=True)
+    rows = []
+    for step, reward in dev:
+        rows.append(
+            {"step": step, "split": "dev", "reward": reward, "episodes": 3, "ndcg10": reward, "exposed_gain": 0.1}
+            | {"malformed": 0.0}
+        )
+        if step:
+            rows.append({"step": step, "split": "train", "reward": 0.2, "episodes": 4, "distinct": 0.5})
+            rows.append({"step": step, "split": "signal", "frac_reward_zero_std": 0.25, "reward_std": 0.1, "kl": 0.01})
+    path = folder / "rewards.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_the_sweep_grid_is_every_combination_in_order():
+    sweep = load_sweep()
+    combos = sweep.combinations(["rl.learning_rate=1e-4,3e-4", "rl.targets_per_step=2,4"])
+    assert combos == [
+        {"rl.learning_rate": "1e-4", "rl.targets_per_step": "2"},
+        {"rl.learning_rate": "1e-4", "rl.targets_per_step": "4"},
+        {"rl.learning_rate": "3e-4", "rl.targets_per_step": "2"},
+        {"rl.learning_rate": "3e-4", "rl.targets_per_step": "4"},
+    ]
+    assert sweep.run_name(combos[1]) == "learning_rate-1e-4_targets_per_step-4"
+    with pytest.raises(SystemExit, match="section.key=value"):
+        sweep.combinations(["rl.learning_rate"])
+
+
+def test_the_sweep_summary_takes_the_first_best_dev_scoring(tmp_path):
+    sweep = load_sweep()
+    write_rewards(tmp_path / "run", [(0, 0.10), (10, 0.14), (20, 0.14), (30, 0.12)])
+    row = sweep.summary(tmp_path / "run", {"rl.learning_rate": "1e-4"}, 12.0)
+    assert row["dev_best"] == 0.14 and row["dev_best_step"] == 10
+    assert row["dev_gain"] == pytest.approx(0.04)
+    assert row["frac_reward_zero_std"] == 0.25 and row["last_kl"] == 0.01
+    assert [point["step"] for point in row["dev_curve"]] == [0, 10, 20, 30]
+
+
+def test_the_rewards_figure_is_drawn_from_train_dev_and_signal_rows(tmp_path):
+    pytest.importorskip("matplotlib")
+    from hindsight.rl.plot import plot_rewards
+
+    rewards = write_rewards(tmp_path / "run", [(0, 0.1), (1, 0.2), (2, 0.15)])
+    out = plot_rewards(rewards, tmp_path / "rewards.png")
+    assert out.stat().st_size > 10_000
