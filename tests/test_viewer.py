@@ -1,7 +1,6 @@
 """The episode viewer: a static site written from a comparison, read in a real headless browser."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ from hindsight.data import load_instances
 from hindsight.eval.comparison import compare_runs
 from hindsight.eval.viewer import write_viewer
 from hindsight.runs import load_run
-from tests.helpers import label_id, make_instances, write_jsonl, write_run
+from tests.helpers import chromium, label_id, make_instances, write_jsonl, write_run
 
 N = 130  # more than one page of 100
 HOSTILE_BRIEF = 'We want <script>document.body.dataset.owned = "yes"</script> faster <b>graph</b> attention.'
@@ -87,33 +86,6 @@ def test_every_target_gets_an_index_row_and_a_page_of_its_own(site):
 
 
 # ---- in a real browser --------------------------------------------------------------------------
-
-
-def chromium():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
-    binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not binary or not driver:
-        pytest.skip(
-            "no browser: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
-        )
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(driver), options=options)
 
 
 @pytest.fixture(scope="module")
