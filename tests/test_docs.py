@@ -3,6 +3,7 @@ the README and the quickstart show is either run (here, in a sandbox, or by .ci/
 with a reason. The site itself is built with warnings as errors by `make docs`, which .ci/run runs."""
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -171,3 +172,55 @@ def test_every_file_the_readme_links_to_exists():
     assert links, "no relative links found"
     missing = [link for link in links if not (ROOT / link).exists()]
     assert not missing, missing
+
+
+def _load_results():
+    spec = importlib.util.spec_from_file_location("docs_results", ROOT / "docs" / "hooks" / "results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+results = _load_results()
+
+
+def test_every_result_table_is_what_its_committed_files_give():
+    assert results.pages(), "no page has a generated results table"
+    assert results.stale_pages() == []
+
+
+def _comparison(path: Path, sft_final: float) -> None:
+    summary = {"exposed_gain": 0.1, "selected_gain": 0.05, "ndcg10": 0.02}
+    difference = {key: {"diff": 0.01, "low": -0.01, "high": 0.03} for key in summary}
+    difference["ndcg10"] = {"diff": sft_final - 0.02, "low": 0.001, "high": 0.05}
+    report = {
+        "runs": {"base": {"summary": summary}, "sft": {"summary": {**summary, "ndcg10": sft_final}}},
+        "differences": {"sft - base": difference},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report))
+
+
+def test_a_page_whose_numbers_no_longer_match_its_file_is_stale(tmp_path):
+    _comparison(tmp_path / "r/comparison.json", 0.040)
+    page = tmp_path / "README.md"
+    page.write_text("# t\n<!-- results: funnel\nseed 0 = r/comparison.json\n-->\n<!-- /results -->\n")
+    page.write_text(results.render(page.read_text(), tmp_path))
+    assert "0.020 → 0.040, +0.020 [+0.001, +0.050]" in page.read_text()
+    assert results.stale_pages(tmp_path) == []
+    _comparison(tmp_path / "r/comparison.json", 0.050)  # a new run, the page not regenerated
+    assert results.stale_pages(tmp_path) == ["README.md"]
+
+
+@pytest.mark.parametrize(
+    "spec, named",
+    [
+        ("seed 0 = missing.json", "missing.json: no such result file"),
+        ("seed 0 r/comparison.json", "is not 'label = path"),
+        ("seed 0 = r/comparison.json#rl - sft", "name one of its differences"),
+    ],
+)
+def test_a_bad_results_block_names_what_is_wrong(tmp_path, spec, named):
+    _comparison(tmp_path / "r/comparison.json", 0.04)
+    with pytest.raises(results.ResultsError, match=re.escape(named)):
+        results.render(f"<!-- results: funnel\n{spec}\n-->\n<!-- /results -->\n", tmp_path, "page.md")

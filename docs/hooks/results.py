@@ -1,0 +1,144 @@
+"""Result tables in the README and the docs, generated from committed result files.
+
+A page holds a marked block; the comment names each row's label and file, the rows below it are
+generated, and `make docs` (and tests/test_docs.py) fail when what the files give differs from what
+the page shows:
+
+    <!-- results: funnel
+    seed 0 = benchmarks/results/demo/seed0/comparison.json
+    seed 0, RL = benchmarks/results/demo/seed0/comparison-rl.json#rl - sft
+    -->
+    | ...generated rows... |
+    <!-- /results -->
+
+A file is either a comparison report (`eval/compare.py --json`; `#A - B` picks one of its
+differences, the only one when it has one) or a paired report (`scripts/paired_records.py
+--json`). Each row: the first arm's and the second arm's value and their paired difference with
+its 95% bootstrap interval, for exposed gain, selected gain and final nDCG@10.
+
+    python docs/hooks/results.py     # regenerate every block in place
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ["README.md", "docs/**/*.md"]
+METRICS = [("exposed_gain", "exposed gain"), ("selected_gain", "selected gain"), ("ndcg10", "final nDCG@10")]
+BLOCK = re.compile(r"(<!-- results: (?P<kind>[\w-]+)\n(?P<spec>.*?)-->\n)(?P<body>.*?)(<!-- /results -->)", re.S)
+
+
+class ResultsError(ValueError):
+    pass
+
+
+def read_pair(root: Path, source: str) -> dict:
+    """{metric: (first value, second value, difference)} and the arms' names, from one file."""
+    path, _, wanted = source.partition("#")
+    file = root / path.strip()
+    if not file.exists():
+        raise ResultsError(f"{path}: no such result file")
+    report = json.loads(file.read_text())
+    if "differences" in report:  # eval/compare.py --json
+        differences = report["differences"]
+        name = wanted.strip() or (next(iter(differences)) if len(differences) == 1 else "")
+        if name not in differences:
+            raise ResultsError(f"{source}: name one of its differences after '#': {', '.join(differences)}")
+        later, earlier = name.split(" - ")
+        runs = report["runs"]
+        values = {
+            key: (runs[earlier]["summary"][key], runs[later]["summary"][key], differences[name][key])
+            for key, _ in METRICS
+        }
+        return {"earlier": earlier, "later": later, "values": values}
+    if "all" in report:  # scripts/paired_records.py --json
+        values = {
+            key: (report["all"][key]["earlier"], report["all"][key]["later"], report["all"][key]) for key, _ in METRICS
+        }
+        arm = lambda ref: ref.rpartition("#")[2]  # noqa: E731
+        return {"earlier": arm(report["earlier"]), "later": arm(report["later"]), "values": values}
+    raise ResultsError(f"{path}: neither a comparison report nor a paired report")
+
+
+def cell(earlier: float, later: float, difference: dict) -> str:
+    return (
+        f"{earlier:.3f} → {later:.3f}, {difference['diff']:+.3f} [{difference['low']:+.3f}, {difference['high']:+.3f}]"
+    )
+
+
+def funnel_rows(root: Path, spec: list[tuple[str, str]]) -> str:
+    header = ["run", "A − B"] + [f"{label}: B → A, A − B [95% CI]" for _, label in METRICS]
+    lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * len(METRICS)]
+    for label, source in spec:
+        pair = read_pair(root, source)
+        cells = [cell(*pair["values"][key]) for key, _ in METRICS]
+        lines.append(f"| {label} | {pair['later']} − {pair['earlier']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+KINDS = {"funnel": funnel_rows}
+
+
+def parse_spec(text: str, where: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in text.strip().splitlines():
+        label, sep, source = line.partition(" = ")
+        if not sep:
+            raise ResultsError(f"{where}: '{line}' is not 'label = path[#A - B]'")
+        rows.append((label.strip(), source.strip()))
+    return rows
+
+
+def render(text: str, root: Path = ROOT, where: str = "") -> str:
+    """The page with every results block regenerated from its files."""
+
+    def replace(match: re.Match) -> str:
+        kind = match["kind"]
+        if kind not in KINDS:
+            raise ResultsError(f"{where}: unknown results kind {kind!r}; known: {', '.join(KINDS)}")
+        body = KINDS[kind](root, parse_spec(match["spec"], where))
+        return match.group(1) + body + match.group(5)
+
+    return BLOCK.sub(replace, text)
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    found = []
+    for pattern in PAGES:
+        found += sorted(root.glob(pattern))
+    return [page for page in found if "<!-- results:" in page.read_text()]
+
+
+def stale_pages(root: Path = ROOT) -> list[str]:
+    """The pages whose blocks differ from what their files give now."""
+    return [
+        str(page.relative_to(root))
+        for page in pages(root)
+        if render(page.read_text(), root, str(page.relative_to(root))) != page.read_text()
+    ]
+
+
+def on_pre_build(config, **_):  # mkdocs hook
+    stale = stale_pages()
+    if stale:
+        raise SystemExit(
+            f"result tables differ from their files in {', '.join(stale)}: run python docs/hooks/results.py"
+        )
+
+
+def main() -> int:
+    for page in pages():
+        text = page.read_text()
+        new = render(text, ROOT, str(page.relative_to(ROOT)))
+        if new != text:
+            page.write_text(new)
+            print(f"regenerated {page.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
