@@ -78,8 +78,9 @@ def repeated_examples(examples: int, per_device_batch: int, world_size: int, eve
     process the same number of full batches (`even_batches`), completing the epoch's last round
     with examples from its start: 3 examples on 2 processes make a last step of two examples,
     one of them seen already, where one process accumulating over two trains that step on one.
-    0 when processes × per-device batch divides the example count."""
-    return -examples % (per_device_batch * world_size) if even_batches else 0
+    0 when processes × per-device batch divides the example count, and for one process, whose
+    loader accelerate does not shard (its last batch is just smaller)."""
+    return -examples % (per_device_batch * world_size) if even_batches and world_size > 1 else 0
 
 
 def batch_sizes(args) -> dict:

@@ -232,7 +232,20 @@ def test_checkpointing_is_passed_under_its_current_name_without_a_deprecation_wa
     assert args.gradient_checkpointing is enabled
 
 
-@pytest.mark.parametrize("world_size", [1, 2, 3, 8])
+def test_one_process_repeats_no_example_because_accelerate_does_not_shard_its_loader():
+    from accelerate.data_loader import prepare_data_loader
+    from torch.utils.data import DataLoader
+
+    from hindsight.trainer_args import repeated_examples
+
+    for examples in range(1, 12):
+        loader = prepare_data_loader(DataLoader(list(range(examples)), batch_size=4), num_processes=1, process_index=0)
+        shown = [int(i) for batch in loader for i in batch]
+        assert shown == list(range(examples))
+        assert repeated_examples(examples, 4, 1) == 0
+
+
+@pytest.mark.parametrize("world_size", [2, 3, 8])
 @pytest.mark.parametrize("per_device", [1, 2, 4])
 def test_repeated_examples_counts_what_accelerates_sharded_sampler_shows_twice(world_size, per_device):
     from accelerate.data_loader import BatchSamplerShard
