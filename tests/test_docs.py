@@ -207,6 +207,7 @@ def test_a_page_whose_numbers_no_longer_match_its_file_is_stale(tmp_path):
     page.write_text("# t\n<!-- results: funnel\nseed 0 = r/comparison.json\n-->\n<!-- /results -->\n")
     page.write_text(results.render(page.read_text(), tmp_path))
     assert "0.020 → 0.040, +0.020 [+0.001, +0.050]" in page.read_text()
+    assert "+0.010 [−0.010, +0.030]" in page.read_text()  # a typographic minus
     assert results.stale_pages(tmp_path) == []
     _comparison(tmp_path / "r/comparison.json", 0.050)  # a new run, the page not regenerated
     assert results.stale_pages(tmp_path) == ["README.md"]

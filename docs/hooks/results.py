@@ -64,10 +64,13 @@ def read_pair(root: Path, source: str) -> dict:
     raise ResultsError(f"{path}: neither a comparison report nor a paired report")
 
 
+def signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "−")  # the typographic minus, as the pages write it
+
+
 def cell(earlier: float, later: float, difference: dict) -> str:
-    return (
-        f"{earlier:.3f} → {later:.3f}, {difference['diff']:+.3f} [{difference['low']:+.3f}, {difference['high']:+.3f}]"
-    )
+    interval = f"[{signed(difference['low'])}, {signed(difference['high'])}]"
+    return f"{earlier:.3f} → {later:.3f}, {signed(difference['diff'])} {interval}"
 
 
 def funnel_rows(root: Path, spec: list[tuple[str, str]]) -> str:
@@ -80,7 +83,42 @@ def funnel_rows(root: Path, spec: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-KINDS = {"funnel": funnel_rows}
+def read_report(root: Path, source: str) -> tuple[dict, str, str, str]:
+    """(comparison report, difference name, A, B) for `path#A - B`; paired reports carry no counts."""
+    path, _, wanted = source.partition("#")
+    file = root / path.strip()
+    if not file.exists():
+        raise ResultsError(f"{path}: no such result file")
+    report = json.loads(file.read_text())
+    if "differences" not in report:
+        raise ResultsError(f"{path}: the outcomes table needs a comparison report (eval/compare.py --json)")
+    name = wanted.strip() or (next(iter(report["differences"])) if len(report["differences"]) == 1 else "")
+    if name not in report["differences"]:
+        raise ResultsError(f"{source}: name one of its differences after '#': {', '.join(report['differences'])}")
+    later, earlier = name.split(" - ")
+    return report, name, later, earlier
+
+
+def outcome_rows(root: Path, spec: list[tuple[str, str]]) -> str:
+    """Per row: how many targets each arm submitted on, A's hits and how many its own searches
+    returned, and A's per-target wins, ties and losses against B on final nDCG@10."""
+    lines = [
+        "| run | A − B | submitted, B / A | A's hits returned by its own searches | final nDCG@10 per target, W / T / L |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for label, source in spec:
+        report, name, later, earlier = read_report(root, source)
+        runs, final = report["runs"], report["differences"][name]["ndcg10"]
+        sources = runs[later]["summary"]["sources"]
+        submitted = f"{runs[earlier]['counts']['submitted']} / {runs[later]['counts']['submitted']}"
+        lines.append(
+            f"| {label} | {later} − {earlier} | {submitted} | {sources['hits_surfaced']} of {sources['hits']} | "
+            f"{final['win']} / {final['tie']} / {final['loss']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+KINDS = {"funnel": funnel_rows, "outcomes": outcome_rows}
 
 
 def parse_spec(text: str, where: str) -> list[tuple[str, str]]:
