@@ -11,7 +11,10 @@ the page shows:
     | ...generated rows... |
     <!-- /results -->
 
-A file is either a comparison report (`eval/compare.py --json`; `#A - B` picks one of its
+Kinds: `funnel` and `outcomes` (rows of paired comparisons, below) and `markdown` (`table =
+benchmarks/results/NAME.json`: the markdown a benchmark script wrote into its result file).
+
+A `funnel` file is either a comparison report (`eval/compare.py --json`; `#A - B` picks one of its
 differences, the only one when it has one) or a paired report (`scripts/paired_records.py
 --json`). Each row: the first arm's and the second arm's value and their paired difference with
 its 95% bootstrap interval, for exposed gain, selected gain and final nDCG@10.
@@ -118,7 +121,23 @@ def outcome_rows(root: Path, spec: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-KINDS = {"funnel": funnel_rows, "outcomes": outcome_rows}
+def benchmark_markdown(root: Path, spec: list[tuple[str, str]]) -> str:
+    """The `markdown` a benchmark script wrote into its result file (benchmarks/*.py --json),
+    as it wrote it; `key` picks another field holding markdown."""
+    parts = []
+    for key, source in spec:
+        file = root / source
+        if not file.exists():
+            raise ResultsError(f"{source}: no such result file")
+        report = json.loads(file.read_text())
+        field = "markdown" if key in ("table", "") else key
+        if not isinstance(report.get(field), str):
+            raise ResultsError(f"{source}: no {field!r} field holding markdown (benchmarks/*.py --json write one)")
+        parts.append(report[field].strip() + "\n")
+    return "\n".join(parts)
+
+
+KINDS = {"funnel": funnel_rows, "outcomes": outcome_rows, "markdown": benchmark_markdown}
 
 
 def parse_spec(text: str, where: str) -> list[tuple[str, str]]:
