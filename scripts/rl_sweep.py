@@ -45,6 +45,7 @@ def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> 
         return json.loads(timing.read_text())["seconds"]
     folder.mkdir(parents=True, exist_ok=True)
     overrides = [*sets, *(f"{k}={v}" for k, v in combo.items()), f"rl.output_dir={folder}"]
+    (folder / "sweep_settings.json").write_text(json.dumps({"recipe": recipe, "overrides": overrides[:-1]}))
     command = [sys.executable, str(ROOT / "train/rl.py"), recipe, *itertools.chain(*(["--set", o] for o in overrides))]
     start = time.time()
     with open(folder / "train.log", "w") as log:
@@ -54,7 +55,7 @@ def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> 
     return seconds
 
 
-def summary(folder: Path, combo: dict[str, str], seconds: float) -> dict:
+def summary(folder: Path, combo: dict[str, str] | list[str], seconds: float | None) -> dict:
     rows = [json.loads(line) for line in (folder / "rewards.jsonl").read_text().splitlines() if line.strip()]
     dev = [row for row in rows if row["split"] == "dev"]
     signal = [row for row in rows if row["split"] == "signal"]
@@ -64,9 +65,14 @@ def summary(folder: Path, combo: dict[str, str], seconds: float) -> dict:
         values = [row[key] for row in signal if key in row]
         return sum(values) / len(values) if values else None
 
+    last = dev[-1]
     return {
         "name": folder.name,
         "settings": combo,
+        "finished": (folder / "train_manifest.json").exists(),
+        "dev_last": last["reward"],
+        "dev_last_step": last["step"],
+        "dev_best_malformed": best["malformed"],
         "seconds": seconds,
         "dev_start": dev[0]["reward"],
         "dev_best": best["reward"],
@@ -80,14 +86,58 @@ def summary(folder: Path, combo: dict[str, str], seconds: float) -> dict:
     }
 
 
+def markdown(results: list[dict]) -> str:
+    lines = [
+        "| run | settings (beyond the recipe's) | dev reward: start → best (step) → last (step) | malformed at best | groups without spread | finished |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    for row in results:
+        settings = (
+            row["settings"] if isinstance(row["settings"], list) else [f"{k}={v}" for k, v in row["settings"].items()]
+        )
+        shown = ", ".join(f"`{item.removeprefix('rl.')}`" for item in settings)
+        zero = row["frac_reward_zero_std"]
+        lines.append(
+            f"| {row['name']} | {shown} | {row['dev_start']:.4f} → {row['dev_best']:.4f} ({row['dev_best_step']}) → "
+            f"{row['dev_last']:.4f} ({row['dev_last_step']}) | {row['dev_best_malformed']:.1%} | "
+            f"{'–' if zero is None else f'{zero:.0%}'} | {'yes' if row['finished'] else 'stopped'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def collect(folders: list[Path]) -> list[dict]:
+    """Summaries of runs already made (each folder's sweep_settings.json says what it overrode)."""
+    results = []
+    for folder in folders:
+        settings_file = folder / "sweep_settings.json"
+        settings = json.loads(settings_file.read_text())["overrides"] if settings_file.exists() else []
+        timing = folder / "sweep_seconds.json"
+        seconds = json.loads(timing.read_text())["seconds"] if timing.exists() else None
+        results.append(summary(folder, settings, seconds))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe")
+    parser.add_argument("recipe", nargs="?")
+    parser.add_argument("--collect", nargs="+", type=Path, help="summarise these run folders instead of training")
     parser.add_argument("--grid", action="append", default=[], help="section.key=v1,v2 (repeatable)")
     parser.add_argument("--set", action="append", default=[], dest="sets", help="a fixed override for every run")
-    parser.add_argument("--out", type=Path, required=True, help="one folder per combination under it")
+    parser.add_argument("--out", type=Path, help="one folder per combination under it")
     parser.add_argument("--json", type=Path, help="write the summary here")
     args = parser.parse_args(argv)
+    if args.collect:
+        results = collect(args.collect)
+        print(markdown(results))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({"runs": results, "markdown": markdown(results)}, indent=1) + "\n")
+            print(f"wrote {args.json}")
+        return 0
+    if not args.recipe:
+        parser.error("a recipe, or --collect")
+    if not args.out:
+        parser.error("--out: the folder the runs go under")
     results = []
     for combo in combinations(args.grid):
         folder = args.out / run_name(combo)
@@ -107,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         payload = {"recipe": args.recipe, "fixed": args.sets, "grid": args.grid, "runs": results}
+        payload["markdown"] = markdown(results)
         args.json.write_text(json.dumps(payload, indent=1) + "\n")
         print(f"wrote {args.json}")
     return 0

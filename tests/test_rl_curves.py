@@ -63,3 +63,15 @@ def test_the_rewards_figure_is_drawn_from_train_dev_and_signal_rows(tmp_path):
     rewards = write_rewards(tmp_path / "run", [(0, 0.1), (1, 0.2), (2, 0.15)])
     out = plot_rewards(rewards, tmp_path / "rewards.png")
     assert out.stat().st_size > 10_000
+
+
+def test_collected_runs_are_tabled_with_their_settings_and_whether_they_finished(tmp_path):
+    sweep = load_sweep()
+    write_rewards(tmp_path / "a", [(0, 0.10), (10, 0.14), (20, 0.12)])
+    (tmp_path / "a" / "sweep_settings.json").write_text(json.dumps({"overrides": ["rl.learning_rate=1e-4"]}))
+    (tmp_path / "a" / "train_manifest.json").write_text("{}")
+    write_rewards(tmp_path / "b", [(0, 0.10), (10, 0.05)])
+    rows = sweep.collect([tmp_path / "a", tmp_path / "b"])
+    table = sweep.markdown(rows).splitlines()
+    assert table[2] == "| a | `learning_rate=1e-4` | 0.1000 → 0.1400 (10) → 0.1200 (20) | 0.0% | 25% | yes |"
+    assert table[3].startswith("| b |  | 0.1000 → 0.1000 (0) → 0.0500 (10) |") and table[3].endswith("| stopped |")
