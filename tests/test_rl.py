@@ -58,6 +58,7 @@ def write_recipe(tmp_path, model, **rl) -> str:
         ({"clip": 0.2}, "clip"),
         ({"generation": "sglang"}, "rl.generation"),
         ({"vllm_memory": 1.5}, "rl.vllm_memory"),
+        ({"scale_rewards": "std"}, "rl.scale_rewards"),
     ],
 )
 def test_the_rl_section_names_what_is_wrong(tmp_path, setting, named):

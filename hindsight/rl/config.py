@@ -31,6 +31,7 @@ class RLConfig:
     learning_rate: float = 1e-5  # the optimiser's rate
     beta: float = 0.0  # KL penalty toward the starting student (0: none, and no reference copy kept)
     loss_type: str = "dapo"  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
+    scale_rewards: str = "group"  # advantages divided by the group's reward spread (group), the batch's (batch), or not (none: a near-tie stays a near-tie)
     temperature: float = 1.0  # sampling temperature of the rollouts (and of the trainer's log-probabilities)
     top_p: float = 1.0  # nucleus sampling mass of the rollouts
     max_new_tokens: int = 256  # most tokens one reply may have
@@ -68,6 +69,8 @@ class RLConfig:
             raise ConfigError(f"{where}.generation: {self.generation!r} is not transformers or vllm")
         if not 0 < self.vllm_memory <= 1:
             raise ConfigError(f"{where}.vllm_memory: {self.vllm_memory}; a share of the GPU's memory, in (0, 1]")
+        if self.scale_rewards not in ("group", "batch", "none"):
+            raise ConfigError(f"{where}.scale_rewards: {self.scale_rewards!r} is not group, batch or none")
         if self.precision not in ("fp32", "bf16", "fp16"):
             raise ConfigError(f"{where}.precision: {self.precision!r} is not fp32, bf16 or fp16")
 
