@@ -86,6 +86,25 @@ def summary(folder: Path, combo: dict[str, str] | list[str], seconds: float | No
     }
 
 
+SHORT = {
+    "learning_rate": "lr",
+    "targets_per_step": "targets a step",
+    "dev_targets": "dev targets",
+    "group_size": "group",
+}
+
+
+def short_setting(item: str) -> str:
+    """`rl.learning_rate=1e-4` → `lr 1e-4`; a reward mapping as its weighted terms."""
+    import yaml
+
+    key, _, value = item.removeprefix("rl.").partition("=")
+    if key == "reward":
+        weights = yaml.safe_load(value)
+        return "reward " + " ".join(f"{weight:+g}·{term}" for term, weight in weights.items()).replace("-", "−")
+    return f"{SHORT.get(key, key)} {value}"
+
+
 def markdown(results: list[dict]) -> str:
     lines = [
         "| run | settings (beyond the recipe's) | dev reward: start → best (step) → last (step) | malformed at best | groups without spread | finished |",
@@ -95,7 +114,7 @@ def markdown(results: list[dict]) -> str:
         settings = (
             row["settings"] if isinstance(row["settings"], list) else [f"{k}={v}" for k, v in row["settings"].items()]
         )
-        shown = ", ".join(f"`{item.removeprefix('rl.')}`" for item in settings)
+        shown = ", ".join(short_setting(item) for item in settings if not item.startswith("rl.dev_every="))
         zero = row["frac_reward_zero_std"]
         lines.append(
             f"| {row['name']} | {shown} | {row['dev_start']:.4f} → {row['dev_best']:.4f} ({row['dev_best_step']}) → "

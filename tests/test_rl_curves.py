@@ -73,5 +73,6 @@ def test_collected_runs_are_tabled_with_their_settings_and_whether_they_finished
     write_rewards(tmp_path / "b", [(0, 0.10), (10, 0.05)])
     rows = sweep.collect([tmp_path / "a", tmp_path / "b"])
     table = sweep.markdown(rows).splitlines()
-    assert table[2] == "| a | `learning_rate=1e-4` | 0.1000 → 0.1400 (10) → 0.1200 (20) | 0.0% | 25% | yes |"
+    assert table[2] == "| a | lr 1e-4 | 0.1000 → 0.1400 (10) → 0.1200 (20) | 0.0% | 25% | yes |"
     assert table[3].startswith("| b |  | 0.1000 → 0.1000 (0) → 0.0500 (10) |") and table[3].endswith("| stopped |")
+    assert sweep.short_setting("rl.reward={ndcg10: 1.0, malformed: -0.5}") == "reward +1·ndcg10 −0.5·malformed"
