@@ -44,9 +44,18 @@ def ids(tokenizer, text: str) -> list[int]:
 
 
 def turn_pieces(
-    tokenizer, messages, tools, turn: int, enable_thinking: bool, end_of_turn: str, where: str
+    tokenizer,
+    messages,
+    tools,
+    turn: int,
+    enable_thinking: bool,
+    end_of_turn: str,
+    where: str,
+    allow_empty_actions: bool = False,
 ) -> tuple[str, str]:
-    """(serve-time prompt text, action text ending with the end-of-turn token) for one turn."""
+    """(serve-time prompt text, action text ending with the end-of-turn token) for one turn. A turn
+    that is the end-of-turn token alone is refused, unless `allow_empty_actions`: a demonstration
+    must act, while a sampled episode (RL) may end a turn without acting, and that is trained too."""
     prompt = render_chat(tokenizer, messages[:turn], tools, True, enable_thinking)
     with_turn = render_chat(tokenizer, messages[: turn + 1], tools, False, enable_thinking)
     if not with_turn.startswith(prompt):
@@ -59,7 +68,7 @@ def turn_pieces(
     if cut < 0:
         raise MaskingError(f"{where}: assistant turn {turn} does not end with the end-of-turn token {end_of_turn!r}")
     action = action[: cut + len(end_of_turn)]
-    if action == end_of_turn:
+    if action == end_of_turn and not allow_empty_actions:
         raise MaskingError(f"{where}: assistant turn {turn} renders to no action at all")
     return prompt, action
 
@@ -72,12 +81,16 @@ def encode_conversation(
     enable_thinking: bool = False,
     end_of_turn: str | None = None,
     where: str = "row",
+    allow_empty_actions: bool = False,
 ) -> list[Encoded]:
     end_of_turn = end_of_turn or tokenizer.eos_token
     turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     if not turns:
         raise MaskingError(f"{where}: no assistant turn to train on")
-    pieces = [turn_pieces(tokenizer, messages, tools, t, enable_thinking, end_of_turn, where) for t in turns]
+    pieces = [
+        turn_pieces(tokenizer, messages, tools, t, enable_thinking, end_of_turn, where, allow_empty_actions)
+        for t in turns
+    ]
     per_turn = [(ids(tokenizer, prompt), ids(tokenizer, action)) for prompt, action in pieces]
     merged = _merge(tokenizer, messages[: turns[-1] + 1], tools, enable_thinking, per_turn)
     examples = (

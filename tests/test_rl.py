@@ -119,6 +119,33 @@ def test_an_episode_is_one_sequence_whose_mask_covers_exactly_the_students_actio
                 assert step.args["query"] in actions
 
 
+def test_a_sampled_turn_that_ends_without_acting_is_trained_not_refused(world_model, tmp_path):
+    from transformers import AutoTokenizer
+
+    from hindsight.masking import MaskingError, encode_conversation
+    from hindsight.protocol import tool_schemas
+    from hindsight.rl.rollout import episode_sequence
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model))
+    corpus, instances, _ = recipe.data.load()
+    inst = next(i for i in instances if i.split == "train")
+    (episode,) = play_episodes(
+        NaiveExplorer(max_searches=1, seed=1), {inst.id: inst.task()}, recipe.search.build(corpus), recipe.protocol
+    ).values()
+    # the model ended a turn at once (seen in a GRPO run: a sampled reply of the end-of-turn token alone)
+    first = next(i for i, m in enumerate(episode.messages) if m["role"] == "assistant")
+    episode.messages.insert(first, {"role": "assistant", "content": ""})
+    episode.messages.insert(first + 1, {"role": "user", "content": "Your reply held no tool call."})
+    tokenizer = AutoTokenizer.from_pretrained(world_model)
+    tools = tool_schemas(recipe.protocol)
+    with pytest.raises(MaskingError, match="renders to no action"):  # a demonstration must act
+        encode_conversation(tokenizer, episode.messages, tools)
+    _, completion, mask = episode_sequence(tokenizer, episode, tools, False)
+    actions = tokenizer.decode([t for t, m in zip(completion, mask) if m])
+    assert actions.count("<|im_end|>") == sum(m["role"] == "assistant" for m in episode.messages)
+    assert actions.startswith("<|im_end|>")  # the empty turn's end-of-turn token is its action
+
+
 def test_the_reward_is_the_weighted_score_of_the_episode_against_its_labels(world_model, tmp_path):
     from hindsight.metrics import ndcg_at_k
     from hindsight.rl.reward import EpisodeReward

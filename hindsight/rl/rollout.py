@@ -43,7 +43,12 @@ def episode_sequence(
         return tokenizer(prompt, add_special_tokens=False)["input_ids"], [tokenizer.eos_token_id], [0]
     try:
         encoded = encode_conversation(
-            tokenizer, episode.messages, tools, enable_thinking=enable_thinking, where=f"episode {episode.instance_id}"
+            tokenizer,
+            episode.messages,
+            tools,
+            enable_thinking=enable_thinking,
+            where=f"episode {episode.instance_id}",
+            allow_empty_actions=True,  # a sampled turn may end without acting; its reward says so
         )
     except MaskingError as exc:
         raise RolloutError(str(exc)) from None
