@@ -8,6 +8,8 @@
 #   NUMERICS=baseline bash scripts/demo.sh  # another CPU's float details on this one, into outputs/demo-baseline
 #   BASE_INIT=build bash scripts/demo.sh  # build the copying curriculum here, not the shipped one
 #   DEMO_OUT=DIR bash scripts/demo.sh   # another output folder
+#   RL_SEED=1 bash scripts/demo.sh rl  # GRPO again from the same SFT student under another seed
+#                                   # (sampling, target order), into <out>/rl-seed1 and runs named rl-seed1
 # Every stage is the command a GPU user runs with their own recipe; the only demo-specific
 # stage is `base`, which makes a student that can act but knows nothing of the world:
 # a tiny Qwen3 with a tokenizer trained on the world's text, taught to copy (shipped in
@@ -175,18 +177,23 @@ stage_check() {
 # `make demo-rl` (after `make demo`): GRPO from the SFT student on train targets, the checkpoint
 # chosen on dev, then the three students under one protocol. Not part of `make demo`'s check.
 stage_rl() {
-  local runs
+  local runs rl=rl rl_sets=()
   runs="$(get runs_dir)"
-  say "rl: GRPO of the SFT student on the environment, rewarded by its train targets' labels"
-  "$PYTHON" train/rl.py "$RECIPE" "${SETS[@]}"
-  rm -rf "$runs/rl"
-  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name rl --student "$(get rl.output_dir)"
-  "$PYTHON" eval/compare.py base sft rl --runs-dir "$runs" --markdown "$runs/comparison-rl.md" \
-    --json "$runs/comparison-rl.json" --html "$runs/viewer-rl"
-  "$PYTHON" eval/compare.py sft rl --runs-dir "$runs" --json "$runs/rl-vs-sft.json" > /dev/null
-  "$PYTHON" -m hindsight.rl.plot "$(get rl.output_dir)/rewards.jsonl" "$runs/plots/rl_rewards.png"
+  if [[ -n "${RL_SEED:-}" && "$RL_SEED" != 0 ]]; then
+    rl="rl-seed$RL_SEED"
+    rl_sets=(--set "rl.seed=$RL_SEED" --set "rl.output_dir=$(dirname "$(get rl.output_dir)")/$rl")
+  fi
+  say "rl: GRPO of the SFT student on the environment, rewarded by its train targets' labels ($rl)"
+  "$PYTHON" train/rl.py "$RECIPE" "${SETS[@]}" "${rl_sets[@]}"
+  rm -rf "${runs:?}/$rl"
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name "$rl" --student "$(dirname "$(get rl.output_dir)")/$rl"
+  "$PYTHON" eval/compare.py sft "$rl" --runs-dir "$runs" --json "$runs/$rl-vs-sft.json" > /dev/null
+  "$PYTHON" -m hindsight.rl.plot "$(dirname "$(get rl.output_dir)")/$rl/rewards.jsonl" "$runs/plots/${rl}_rewards.png"
+  # the three phases, base → SFT → RL, under one protocol, each pair with its paired interval
+  "$PYTHON" eval/compare.py base sft "$rl" --every-pair --runs-dir "$runs" --markdown "$runs/comparison-$rl.md" \
+    --json "$runs/comparison-$rl.json" --html "$runs/viewer-$rl"
   echo "RL against SFT (reported; make demo-rl does not fail on it):"
-  "$PYTHON" scripts/check_demo.py "$runs/rl-vs-sft.json" || true
+  "$PYTHON" scripts/check_demo.py "$runs/$rl-vs-sft.json" || true
 }
 
 start=$SECONDS
