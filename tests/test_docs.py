@@ -225,3 +225,58 @@ def test_a_bad_results_block_names_what_is_wrong(tmp_path, spec, named):
     _comparison(tmp_path / "r/comparison.json", 0.04)
     with pytest.raises(results.ResultsError, match=re.escape(named)):
         results.render(f"<!-- results: funnel\n{spec}\n-->\n<!-- /results -->\n", tmp_path, "page.md")
+
+
+# Tables of settings, not results: they hold numbers but no measurement.
+SETTINGS_TABLES = {
+    ("docs/experiments/real-qwen.md", "| | this experiment | the paper (Inspire, B.4) |"),
+    ("docs/guide/training.md", "| launcher | recipe | processes | what was checked |"),
+}
+
+
+def hand_typed_number_tables(path: Path) -> list[str]:
+    """Header lines of the tables in `path` that hold decimals or percentages outside a generated
+    results block."""
+    lines, found, inside = path.read_text().splitlines(), [], False
+    for i, line in enumerate(lines):
+        if line.startswith("<!-- results:"):
+            inside = True
+        elif line.startswith("<!-- /results"):
+            inside = False
+        elif not inside and line.startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            body = []
+            for row in lines[i + 2 :]:
+                if not row.startswith("|"):
+                    break
+                body.append(row)
+            # a measured number stands alone: 0.068, +0.014, 45%; not Qwen2.5 or 0.5B
+            if any(re.search(r"(?<![\w.])[+−-]?\d+\.\d+(?![\w.])|\d%", row) for row in body):
+                found.append(line)
+    return found
+
+
+def test_no_current_page_holds_a_hand_typed_result_table():
+    # history pages keep the records of runs whose files were never kept; every other page's
+    # numbers come from docs/hooks/results.py
+    pages = [ROOT / "README.md"] + [
+        page
+        for page in sorted((ROOT / "docs").rglob("*.md"))
+        if "history" not in page.name and "reference" not in page.parts
+    ]
+    typed = [
+        (str(page.relative_to(ROOT)), header)
+        for page in pages
+        for header in hand_typed_number_tables(page)
+        if (str(page.relative_to(ROOT)), header) not in SETTINGS_TABLES
+    ]
+    assert typed == []
+
+
+def test_a_hand_typed_result_table_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("| run | final |\n|---|---:|\n| sft | 0.068 |\n")
+    assert hand_typed_number_tables(page) == ["| run | final |"]
+    page.write_text(
+        "<!-- results: funnel\nx = y\n-->\n| run | final |\n|---|---:|\n| sft | 0.068 |\n<!-- /results -->\n"
+    )
+    assert hand_typed_number_tables(page) == []
