@@ -1,6 +1,7 @@
 """Test helpers: small random corpora, JSONL writing, the real shared data."""
 
 import datetime as dt
+import importlib.util
 import json
 import random
 import shutil
@@ -286,3 +287,11 @@ def chromium():
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def load_file_module(name: str, path: Path):
+    """A module from a file outside the package (a docs hook, a script, a benchmark)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,7 +2,6 @@
 the README and the quickstart show is either run (here, in a sandbox, or by .ci/run) or excused
 with a reason. The site itself is built with warnings as errors by `make docs`, which .ci/run runs."""
 
-import importlib.util
 import json
 import os
 import re
@@ -13,17 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import load_file_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_hooks():
-    spec = importlib.util.spec_from_file_location("docs_reference", ROOT / "docs" / "hooks" / "reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = _load_hooks()
+reference = load_file_module("docs_reference", ROOT / "docs" / "hooks" / "reference.py")
 
 # Commands shown to users and what runs them. A command added to the README or the quickstart
 # without an entry here fails test_every_shown_command_is_run_or_excused.
@@ -174,14 +168,7 @@ def test_every_file_the_readme_links_to_exists():
     assert not missing, missing
 
 
-def _load_results():
-    spec = importlib.util.spec_from_file_location("docs_results", ROOT / "docs" / "hooks" / "results.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-results = _load_results()
+results = load_file_module("docs_results", ROOT / "docs" / "hooks" / "results.py")
 
 
 def test_every_result_table_is_what_its_committed_files_give():

@@ -1,19 +1,17 @@
 """What an rl run leaves to read: the sweep's summary of its dev curves and the rewards figure."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import load_file_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_sweep():
-    spec = importlib.util.spec_from_file_location("rl_sweep", ROOT / "scripts/rl_sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module("rl_sweep", ROOT / "scripts/rl_sweep.py")
 
 
 def write_rewards(folder: Path, dev: list[tuple[int, float]]) -> Path:

@@ -1,9 +1,8 @@
-import importlib.util
 import json
 from pathlib import Path
 
 from hindsight.search.__main__ import main as search_main
-from tests.helpers import random_papers, write_jsonl
+from tests.helpers import load_file_module, random_papers, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,9 +35,7 @@ def test_search_cli_reports_a_bad_corpus_line_and_exits_2(tmp_path, capsys):
 
 
 def test_benchmark_script_runs_and_reports_the_ratio(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "benchmarks/search.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_file_module("bench_search", ROOT / "benchmarks/search.py")
     corpus = write_jsonl(tmp_path / "c.jsonl", [p.to_dict() for p in random_papers(500, seed=4)])
     report = bench.main(
         ["--corpus", str(corpus), "--queries", "40", "--baseline-queries", "20", "--json", str(tmp_path / "out.json")]
