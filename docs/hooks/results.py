@@ -39,22 +39,33 @@ class ResultsError(ValueError):
     pass
 
 
-def read_pair(root: Path, source: str) -> dict:
-    """{metric: (first value, second value, difference)} and the arms' names, from one file."""
+def load_report(root: Path, source: str) -> tuple[dict, str]:
+    """(the JSON of `path`, what follows its '#') for a spec's `path[#A - B]`."""
     path, _, wanted = source.partition("#")
     file = root / path.strip()
     if not file.exists():
         raise ResultsError(f"{path}: no such result file")
-    report = json.loads(file.read_text())
+    return json.loads(file.read_text()), wanted.strip()
+
+
+def pick_difference(report: dict, source: str, wanted: str) -> tuple[str, str, str]:
+    """(difference name, A, B) of a comparison report: the one named after '#', or its only one."""
+    differences = report["differences"]
+    name = wanted or (next(iter(differences)) if len(differences) == 1 else "")
+    if name not in differences:
+        raise ResultsError(f"{source}: name one of its differences after '#': {', '.join(differences)}")
+    later, earlier = name.split(" - ")
+    return name, later, earlier
+
+
+def read_pair(root: Path, source: str) -> dict:
+    """{metric: (first value, second value, difference)} and the arms' names, from one file."""
+    report, wanted = load_report(root, source)
     if "differences" in report:  # eval/compare.py --json
-        differences = report["differences"]
-        name = wanted.strip() or (next(iter(differences)) if len(differences) == 1 else "")
-        if name not in differences:
-            raise ResultsError(f"{source}: name one of its differences after '#': {', '.join(differences)}")
-        later, earlier = name.split(" - ")
+        name, later, earlier = pick_difference(report, source, wanted)
         runs = report["runs"]
         values = {
-            key: (runs[earlier]["summary"][key], runs[later]["summary"][key], differences[name][key])
+            key: (runs[earlier]["summary"][key], runs[later]["summary"][key], report["differences"][name][key])
             for key, _ in METRICS
         }
         return {"earlier": earlier, "later": later, "values": values}
@@ -64,7 +75,7 @@ def read_pair(root: Path, source: str) -> dict:
         }
         arm = lambda ref: ref.rpartition("#")[2]  # noqa: E731
         return {"earlier": arm(report["earlier"]), "later": arm(report["later"]), "values": values}
-    raise ResultsError(f"{path}: neither a comparison report nor a paired report")
+    raise ResultsError(f"{source.partition('#')[0]}: neither a comparison report nor a paired report")
 
 
 def signed(value: float) -> str:
@@ -86,22 +97,6 @@ def funnel_rows(root: Path, spec: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_report(root: Path, source: str) -> tuple[dict, str, str, str]:
-    """(comparison report, difference name, A, B) for `path#A - B`; paired reports carry no counts."""
-    path, _, wanted = source.partition("#")
-    file = root / path.strip()
-    if not file.exists():
-        raise ResultsError(f"{path}: no such result file")
-    report = json.loads(file.read_text())
-    if "differences" not in report:
-        raise ResultsError(f"{path}: the outcomes table needs a comparison report (eval/compare.py --json)")
-    name = wanted.strip() or (next(iter(report["differences"])) if len(report["differences"]) == 1 else "")
-    if name not in report["differences"]:
-        raise ResultsError(f"{source}: name one of its differences after '#': {', '.join(report['differences'])}")
-    later, earlier = name.split(" - ")
-    return report, name, later, earlier
-
-
 def outcome_rows(root: Path, spec: list[tuple[str, str]]) -> str:
     """Per row: how many targets each arm submitted on, A's hits and how many its own searches
     returned, and A's per-target wins, ties and losses against B on final nDCG@10."""
@@ -110,7 +105,12 @@ def outcome_rows(root: Path, spec: list[tuple[str, str]]) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for label, source in spec:
-        report, name, later, earlier = read_report(root, source)
+        report, wanted = load_report(root, source)
+        if "differences" not in report:
+            raise ResultsError(
+                f"{source.partition('#')[0]}: the outcomes table needs a comparison report (eval/compare.py --json)"
+            )
+        name, later, earlier = pick_difference(report, source, wanted)
         runs, final = report["runs"], report["differences"][name]["ndcg10"]
         sources = runs[later]["summary"]["sources"]
         submitted = f"{runs[earlier]['counts']['submitted']} / {runs[later]['counts']['submitted']}"
@@ -126,10 +126,7 @@ def benchmark_markdown(root: Path, spec: list[tuple[str, str]]) -> str:
     as it wrote it; `key` picks another field holding markdown."""
     parts = []
     for key, source in spec:
-        file = root / source
-        if not file.exists():
-            raise ResultsError(f"{source}: no such result file")
-        report = json.loads(file.read_text())
+        report, _ = load_report(root, source)
         field = "markdown" if key in ("table", "") else key
         if not isinstance(report.get(field), str):
             raise ResultsError(f"{source}: no {field!r} field holding markdown (benchmarks/*.py --json write one)")
