@@ -55,7 +55,12 @@ def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> 
     return seconds
 
 
-def summary(folder: Path, combo: dict[str, str] | list[str], seconds: float | None) -> dict:
+def summary(folder: Path) -> dict:
+    """One run's dev curve and learning signal, with the overrides and wall time its folder records
+    (sweep_settings.json, sweep_seconds.json; absent for a run made otherwise)."""
+    settings_file, timing = folder / "sweep_settings.json", folder / "sweep_seconds.json"
+    settings = json.loads(settings_file.read_text())["overrides"] if settings_file.exists() else []
+    seconds = json.loads(timing.read_text())["seconds"] if timing.exists() else None
     rows = [json.loads(line) for line in (folder / "rewards.jsonl").read_text().splitlines() if line.strip()]
     dev = [row for row in rows if row["split"] == "dev"]
     signal = [row for row in rows if row["split"] == "signal"]
@@ -68,7 +73,7 @@ def summary(folder: Path, combo: dict[str, str] | list[str], seconds: float | No
     last = dev[-1]
     return {
         "name": folder.name,
-        "settings": combo,
+        "settings": settings,
         "finished": (folder / "train_manifest.json").exists(),
         "dev_last": last["reward"],
         "dev_last_step": last["step"],
@@ -111,10 +116,7 @@ def markdown(results: list[dict]) -> str:
         "|---|---|---|---:|---:|---|",
     ]
     for row in results:
-        settings = (
-            row["settings"] if isinstance(row["settings"], list) else [f"{k}={v}" for k, v in row["settings"].items()]
-        )
-        shown = ", ".join(short_setting(item) for item in settings if not item.startswith("rl.dev_every="))
+        shown = ", ".join(short_setting(item) for item in row["settings"] if not item.startswith("rl.dev_every="))
         zero = row["frac_reward_zero_std"]
         lines.append(
             f"| {row['name']} | {shown} | {row['dev_start']:.4f} → {row['dev_best']:.4f} ({row['dev_best_step']}) → "
@@ -124,16 +126,10 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def collect(folders: list[Path]) -> list[dict]:
-    """Summaries of runs already made (each folder's sweep_settings.json says what it overrode)."""
-    results = []
-    for folder in folders:
-        settings_file = folder / "sweep_settings.json"
-        settings = json.loads(settings_file.read_text())["overrides"] if settings_file.exists() else []
-        timing = folder / "sweep_seconds.json"
-        seconds = json.loads(timing.read_text())["seconds"] if timing.exists() else None
-        results.append(summary(folder, settings, seconds))
-    return results
+def write_summary(path: Path, payload: dict, results: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**payload, "runs": results, "markdown": markdown(results)}, indent=1) + "\n")
+    print(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,12 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the summary here")
     args = parser.parse_args(argv)
     if args.collect:
-        results = collect(args.collect)
+        results = [summary(folder) for folder in args.collect]
         print(markdown(results))
         if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps({"runs": results, "markdown": markdown(results)}, indent=1) + "\n")
-            print(f"wrote {args.json}")
+            write_summary(args.json, {}, results)
         return 0
     if not args.recipe:
         parser.error("a recipe, or --collect")
@@ -162,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.out / run_name(combo)
         print(f"{folder.name}: training", flush=True)
         seconds = train(args.recipe, combo, args.sets, folder)
-        results.append(summary(folder, combo, seconds))
+        results.append(summary(folder))
         row = results[-1]
         print(
             f"{folder.name}: dev {row['dev_start']:.4f} → best {row['dev_best']:.4f} at step {row['dev_best_step']} "
@@ -174,11 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in results:
         print(f"  {row['dev_gain']:+.4f}  {row['dev_best']:.4f}  {row['name']}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"recipe": args.recipe, "fixed": args.sets, "grid": args.grid, "runs": results}
-        payload["markdown"] = markdown(results)
-        args.json.write_text(json.dumps(payload, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        write_summary(args.json, {"recipe": args.recipe, "fixed": args.sets, "grid": args.grid}, results)
     return 0
 
 

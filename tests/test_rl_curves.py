@@ -47,7 +47,7 @@ def test_the_sweep_grid_is_every_combination_in_order():
 def test_the_sweep_summary_takes_the_first_best_dev_scoring(tmp_path):
     sweep = load_sweep()
     write_rewards(tmp_path / "run", [(0, 0.10), (10, 0.14), (20, 0.14), (30, 0.12)])
-    row = sweep.summary(tmp_path / "run", {"rl.learning_rate": "1e-4"}, 12.0)
+    row = sweep.summary(tmp_path / "run")
     assert row["dev_best"] == 0.14 and row["dev_best_step"] == 10
     assert row["dev_gain"] == pytest.approx(0.04)
     assert row["frac_reward_zero_std"] == 0.25 and row["last_kl"] == 0.01
@@ -69,7 +69,7 @@ def test_collected_runs_are_tabled_with_their_settings_and_whether_they_finished
     (tmp_path / "a" / "sweep_settings.json").write_text(json.dumps({"overrides": ["rl.learning_rate=1e-4"]}))
     (tmp_path / "a" / "train_manifest.json").write_text("{}")
     write_rewards(tmp_path / "b", [(0, 0.10), (10, 0.05)])
-    rows = sweep.collect([tmp_path / "a", tmp_path / "b"])
+    rows = [sweep.summary(tmp_path / "a"), sweep.summary(tmp_path / "b")]
     table = sweep.markdown(rows).splitlines()
     assert table[2] == "| a | lr 1e-4 | 0.1000 → 0.1400 (10) → 0.1200 (20) | 0.0% | 25% | yes |"
     assert table[3].startswith("| b |  | 0.1000 → 0.1000 (0) → 0.0500 (10) |") and table[3].endswith("| stopped |")
