@@ -177,18 +177,18 @@ stage_check() {
 # `make demo-rl` (after `make demo`): GRPO from the SFT student on train targets, the checkpoint
 # chosen on dev, then the three students under one protocol. Not part of `make demo`'s check.
 stage_rl() {
-  local runs rl=rl rl_sets=()
-  runs="$(get runs_dir)"
+  local runs rl=rl rl_dir rl_sets=()
+  runs="$(get runs_dir)" rl_dir="$(get rl.output_dir)"
   if [[ -n "${RL_SEED:-}" && "$RL_SEED" != 0 ]]; then
-    rl="rl-seed$RL_SEED"
-    rl_sets=(--set "rl.seed=$RL_SEED" --set "rl.output_dir=$(dirname "$(get rl.output_dir)")/$rl")
+    rl="rl-seed$RL_SEED" rl_dir="$(dirname "$rl_dir")/rl-seed$RL_SEED"
+    rl_sets=(--set "rl.seed=$RL_SEED" --set "rl.output_dir=$rl_dir")
   fi
   say "rl: GRPO of the SFT student on the environment, rewarded by its train targets' labels ($rl)"
   "$PYTHON" train/rl.py "$RECIPE" "${SETS[@]}" "${rl_sets[@]}"
   rm -rf "${runs:?}/$rl"
-  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name "$rl" --student "$(dirname "$(get rl.output_dir)")/$rl"
+  "$PYTHON" eval/run.py "$RECIPE" "${SETS[@]}" --name "$rl" --student "$rl_dir"
   "$PYTHON" eval/compare.py sft "$rl" --runs-dir "$runs" --json "$runs/$rl-vs-sft.json" > /dev/null
-  "$PYTHON" -m hindsight.rl.plot "$(dirname "$(get rl.output_dir)")/$rl/rewards.jsonl" "$runs/plots/${rl}_rewards.png"
+  "$PYTHON" -m hindsight.rl.plot "$rl_dir/rewards.jsonl" "$runs/plots/${rl}_rewards.png"
   # the three phases, base → SFT → RL, under one protocol, each pair with its paired interval
   "$PYTHON" eval/compare.py base sft "$rl" --every-pair --runs-dir "$runs" --markdown "$runs/comparison-$rl.md" \
     --json "$runs/comparison-$rl.json" --html "$runs/viewer-$rl"
