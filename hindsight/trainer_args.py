@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hindsight.log import get_logger
 
 logger = get_logger(__name__)
@@ -26,6 +28,37 @@ def quiet_upstream_deprecations() -> None:
     warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 
 
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo's names for native bf16 arithmetic
+
+
+def cpu_bf16_supported(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU computes bf16 matrix products natively (AMX or AVX512-BF16); without
+    either bf16 has no hardware path, and `auto` keeps float32. `cpuinfo`: /proc/cpuinfo's text
+    to read instead of asking torch (tests)."""
+    if cpuinfo is None:
+        import torch
+
+        probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+        if all(hasattr(torch.cpu, probe) for probe in probes):
+            return any(getattr(torch.cpu, probe)() for probe in probes)
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    flags = set(cpuinfo.split())
+    return any(flag in flags for flag in CPU_BF16_FLAGS)
+
+
+def native_bf16() -> bool:
+    """bf16 where the hardware that trains computes it natively: a GPU that supports it, or, with
+    no GPU, a CPU with AMX or AVX512-BF16."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    return cpu_bf16_supported()
+
+
 def precision_flags(precision: str) -> dict:
     """The recipe's `train.precision` as TrainingArguments flags. The launcher's own setting
     (`mixed_precision` of an accelerate config, ACCELERATE_MIXED_PRECISION) is overruled: with
@@ -33,10 +66,8 @@ def precision_flags(precision: str) -> dict:
     bf16 and trained under autocast."""
     import os
 
-    import torch
-
     if precision == "auto":
-        precision = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+        precision = "bf16" if native_bf16() else "fp32"
     mixed = {"fp32": "no"}.get(precision, precision)
     launcher = os.environ.get("ACCELERATE_MIXED_PRECISION")
     if launcher not in (None, mixed):

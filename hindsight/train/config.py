@@ -29,7 +29,9 @@ class TrainConfig:
     max_length: int = 16384  # tokens a row may have; longer rows are dropped (see max_drop_share)
     max_drop_share: float = 0.05  # refuse to start if more rows than this are too long
     packing: bool = False  # padding-free packing of sequences
-    precision: str = "auto"  # auto (bf16 where supported), bf16, fp16, fp32
+    precision: str = (
+        "auto"  # auto (bf16 autocast where the GPU or CPU computes bf16 natively: AMX, AVX512-BF16), bf16, fp16, fp32
+    )
     gradient_checkpointing: bool = False  # recompute activations in the backward pass (less memory, more time)
     frozen_tokens: str | None = None  # full fine-tuning: tokens whose text matches this regex keep their embeddings
     optimizer: str = "adamw_torch"  # a transformers optimizer name
