@@ -1,9 +1,13 @@
 """Training throughput: padded batches vs padding-free batches on the same examples, one run;
-with --threads-arms, also one example a step under 1 and under 2 torch threads.
+with --threads-arms, also one example a step under 1 and under 2 torch threads; with
+--precision-arms, padded batches in float32 against bf16 autocast (what `precision: bf16` and, on a
+CPU with AMX or AVX512-BF16, `auto` train in), with the same batch's loss under both.
 
     python -m benchmarks.train --json benchmarks/results/train.json
     python -m benchmarks.train --model ~/.cache/hindsight-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
         --lora-rank 16 --targets 12 --batch-size 2 --steps 3 --threads-arms --json benchmarks/results/train-qwen05.json
+    python -m benchmarks.train --model ~/.cache/hindsight-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+        --lora-rank 16 --targets 12 --batch-size 2 --steps 3 --precision-arms --json benchmarks/results/train-bf16-qwen05.json
 
 The examples are a real SFT set (the scripted teacher on the synthetic world, masked by
 hindsight/masking.py) for a tiny Qwen3, or for --model (a .gguf file or a folder, with
@@ -95,6 +99,7 @@ def run(
     steps: int,
     lora_rank: int = 0,
     threads: int | None = None,
+    bf16: bool = False,
 ) -> dict:
     import torch
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
@@ -109,7 +114,9 @@ def run(
     real = sum(len(ex["input_ids"]) for batch in work for ex in batch)
     losses, start = [], time.perf_counter()
     for batch in work:
-        loss = model(**collate(batch)).loss
+        # what accelerate does for mixed precision bf16: the forward under autocast, weights float32
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(**collate(batch)).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -122,7 +129,22 @@ def run(
         "first_loss": losses[0],
         "final_loss": losses[-1],
         "steps": len(work),
+        "losses": losses,
     }
+
+
+def bf16_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
+    """The first batch's loss at the starting weights in float32 and under bf16 autocast."""
+    import torch
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    model = load_model(model_dir, 0).eval()
+    batch = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batches(examples, batch_size)[0])
+    with torch.no_grad():
+        full = model(**batch).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            autocast = model(**batch).loss
+    return float(full), float(autocast)
 
 
 def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
@@ -139,6 +161,31 @@ def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, f
     return float(padded), float(free)
 
 
+BF16_LOSS_TOLERANCE = 0.02  # relative: bf16 keeps 8 bits of mantissa, a loss differs in its third digit
+
+
+def precision_report(report: dict, model_dir, tokenizer, examples, batch_size: int) -> str:
+    """bf16 autocast against float32 (the padded arm): the speed ratio and the check that the same
+    batch's loss at the same weights agrees within BF16_LOSS_TOLERANCE, then how far the steps'
+    losses drifted apart."""
+    full, autocast = bf16_loss(model_dir, tokenizer, examples, batch_size)
+    drift = max(abs(a - b) / abs(b) for a, b in zip(report["bf16 autocast"]["losses"], report["padded"]["losses"]))
+    report["bf16"] = {
+        "speedup": report["bf16 autocast"]["tokens_per_s"] / report["padded"]["tokens_per_s"],
+        "same_batch_loss": {"float32": full, "bf16_autocast": autocast},
+        "relative_difference": abs(autocast - full) / abs(full),
+        "tolerance": BF16_LOSS_TOLERANCE,
+        "largest_step_loss_drift": drift,
+    }
+    report["bf16"]["agrees"] = report["bf16"]["relative_difference"] <= BF16_LOSS_TOLERANCE
+    return (
+        f"bf16 autocast / float32: **{report['bf16']['speedup']:.2f}×**. Same batch, same weights: loss "
+        f"{full:.4f} float32 vs {autocast:.4f} bf16 autocast ({report['bf16']['relative_difference']:.2%} apart, "
+        f"tolerance {BF16_LOSS_TOLERANCE:.0%}: {'within' if report['bf16']['agrees'] else 'OUTSIDE'}); the "
+        f"training steps' losses at most {drift:.2%} apart."
+    )
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", type=int, default=24)
@@ -148,6 +195,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lora-rank", type=int, default=0, help="0: full fine-tuning")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)), help="for the padding arms")
     parser.add_argument("--threads-arms", action="store_true", help="also time batch 1 under 1 and 2 threads")
+    parser.add_argument(
+        "--precision-arms", action="store_true", help="also time the padded batches under bf16 autocast"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-train-"))
@@ -163,19 +213,25 @@ def main(argv: list[str] | None = None) -> dict:
         "same_batch_loss": {"padded": padded_loss, "padding_free": free_loss},
         "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
     }
-    arms = {"padded": (False, args.batch_size, args.threads), "padding_free": (True, args.batch_size, args.threads)}
+    # name: (padding_free, batch size, threads, bf16 autocast)
+    arms = {
+        "padded": (False, args.batch_size, args.threads, False),
+        "padding_free": (True, args.batch_size, args.threads, False),
+    }
     if args.threads_arms:
-        arms |= {"1 thread": (False, 1, 1), "2 threads": (False, 1, 2)}
-    for name, (padding_free, batch_size, threads) in arms.items():
+        arms |= {"1 thread": (False, 1, 1, False), "2 threads": (False, 1, 2, False)}
+    if args.precision_arms:
+        arms["bf16 autocast"] = (False, args.batch_size, args.threads, True)
+    for name, (padding_free, batch_size, threads, bf16) in arms.items():
         report[name] = run(
-            model_dir, tokenizer, examples, padding_free, batch_size, args.steps, args.lora_rank, threads
+            model_dir, tokenizer, examples, padding_free, batch_size, args.steps, args.lora_rank, threads, bf16
         )
         print(name, json.dumps(report[name]), flush=True)
     report["speedup"] = report["padding_free"]["tokens_per_s"] / report["padded"]["tokens_per_s"]
     shown = report["lengths"][: args.batch_size * args.steps]
     lines = ["| arm | tokens/s | loss first → last |", "|---|---:|---:|"]
     lines += [
-        f"| {name.replace('_', '-')}{f', batch {args.batch_size}' if name in ('padded', 'padding_free') else ', batch 1'} "
+        f"| {name.replace('_', '-')}{f', batch {args.batch_size}' if arms[name][1] == args.batch_size else ', batch 1'} "
         f"| {report[name]['tokens_per_s']:.0f} | {report[name]['first_loss']:.3f} → {report[name]['final_loss']:.3f} |"
         for name in arms
     ]
@@ -187,6 +243,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.threads_arms:
         report["threads_speedup"] = report["2 threads"]["tokens_per_s"] / report["1 thread"]["tokens_per_s"]
         lines.append(f"2 threads / 1 thread: **{report['threads_speedup']:.2f}×**.")
+    if args.precision_arms:
+        lines.append(precision_report(report, model_dir, tokenizer, examples, args.batch_size))
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 
