@@ -82,7 +82,7 @@ class PolicyConfig:
     )
     tool_style: str = "auto"  # how tool calls are written in text: auto, qwen or llama
     dtype: str = "auto"  # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
-    reuse_cache: bool = True  # hf: keep each episode's keys/values across its turns
+    reuse_cache: bool = True  # keep an episode's keys/values across its turns (hf: its cache; vllm: prefix caching)
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,12 @@ def test_without_the_guard_a_leaky_engine_makes_the_probe_refuse_a_working_adapt
     )
     with pytest.raises(AdapterError):
         policy.check_adapter()
+
+
+@pytest.mark.parametrize("reuse_cache", [True, False])
+def test_the_recipes_reuse_cache_sets_the_engines_prefix_caching(tiny_model, reuse_cache):
+    from hindsight.policy import make_policy
+    from hindsight.recipe import PolicyConfig
+
+    config = PolicyConfig(backend="vllm", model=str(tiny_model), reuse_cache=reuse_cache)
+    assert make_policy(config).prefix_caching is reuse_cache

@@ -73,6 +73,12 @@ def largest_shift(one, other) -> float:
     return max(shifts)
 
 
+def test_the_engine_caches_prefixes_so_a_turn_computes_only_its_new_tokens(sft_policy):
+    # policy.reuse_cache (default true) reaches the engine as enable_prefix_caching
+    assert sft_policy.prefix_caching is True
+    assert sft_policy.engine().llm_engine.vllm_config.cache_config.enable_prefix_caching is True
+
+
 def test_the_guard_sees_this_builds_mixed_batch_leakage_and_never_mixes(sft_policy):
     from vllm.lora.request import LoRARequest
 

@@ -39,7 +39,9 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
     if config.backend == "vllm":
         from hindsight.policy.vllm_backend import VLLMPolicy
 
-        return VLLMPolicy(config.model, max_context=config.max_context or 32768, **local)
+        return VLLMPolicy(
+            config.model, max_context=config.max_context or 32768, prefix_caching=config.reuse_cache, **local
+        )
     if config.backend == "litellm":
         if adapter:
             raise UserError(

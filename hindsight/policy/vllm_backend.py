@@ -50,6 +50,7 @@ class VLLMPolicy:
         dtype: str = "auto",
         max_lora_rank: int | None = None,
         gpu_memory_utilization: float = 0.85,
+        prefix_caching: bool = True,
         guard_mixed_batches: bool = True,
         engine=None,
         tokenizer=None,
@@ -63,6 +64,7 @@ class VLLMPolicy:
         self.enable_thinking, self.max_context, self.dtype = enable_thinking, max_context, dtype
         self.max_lora_rank = max_lora_rank
         self.gpu_memory_utilization = gpu_memory_utilization
+        self.prefix_caching = prefix_caching
         self.guard_mixed_batches = guard_mixed_batches
         self.mixed_batches_safe: bool | None = None if guard_mixed_batches else True
         self.weights = resolve_model(model) if engine is None or tokenizer is None else model
@@ -130,6 +132,8 @@ class VLLMPolicy:
                 max_model_len=self.max_context,
                 dtype=self.dtype,
                 gpu_memory_utilization=self.gpu_memory_utilization,
+                # each turn of an episode re-sends its whole context: the cache computes only the new part
+                enable_prefix_caching=self.prefix_caching,
                 **settings,
             )
             if self.adapter:

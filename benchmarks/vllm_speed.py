@@ -1,0 +1,142 @@
+"""Evaluation speed of the real-model experiment's vLLM engine: float32 with prefix caching (vLLM's
+default, the baseline) against float32 without it and bfloat16 with it, on the same eval targets
+under the protocol and policy settings of a recipe; each arm in the same run. Run it in the
+environment `make venv-vllm` builds:
+
+    .venv-vllm/bin/python -m benchmarks.vllm_speed recipes/qwen05_world.yaml --episodes 10 \
+        --adapter outputs/qwen05_world/sft/adapter --json benchmarks/results/vllm_speed-qwen05.json
+
+Each arm starts an engine of its own (timed apart), warms it on one target, then plays the
+targets greedily in one batch. What each change does to the result: how many episodes kept the
+baseline's actions, and the paired difference in exposed gain and final nDCG@10 with its 95%
+bootstrap interval; an arm agrees when both intervals hold zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import finish
+from benchmarks.same_episodes import compare
+from hindsight.metrics import score_episode
+from hindsight.recipe import load_recipe
+from hindsight.runner import run_episodes
+from hindsight.runs import read_episodes
+from hindsight.schema import tasks_of
+from hindsight.stats import paired_bootstrap
+
+# name: (dtype, prefix caching); the first is the baseline the others are divided by
+ARMS = {
+    "float32, prefix cache": ("float32", True),
+    "float32, no prefix cache": ("float32", False),
+    "bfloat16, prefix cache": ("bfloat16", True),
+}
+
+
+def play(recipe, adapter: str | None, dtype: str, caching: bool, instances, backend, out: Path) -> dict:
+    """One arm: its engine start and its episodes' wall time, in seconds."""
+    from hindsight.policy.vllm_backend import VLLMPolicy
+
+    policy_cfg = recipe.policy
+    start = time.perf_counter()
+    policy = VLLMPolicy(
+        policy_cfg.model,
+        adapter=adapter,
+        max_new_tokens=policy_cfg.max_new_tokens,
+        max_context=policy_cfg.max_context or 32768,
+        tool_style=policy_cfg.tool_style,
+        dtype=dtype,
+        prefix_caching=caching,
+    )
+    policy.engine()
+    started = time.perf_counter() - start
+    warm_up = out.with_name(out.name + " warm-up")
+    run_episodes(policy, tasks_of(instances[:1]), backend, recipe.protocol, warm_up, progress=False)
+    start = time.perf_counter()
+    tasks = tasks_of(instances)
+    run_episodes(policy, tasks, backend, recipe.protocol, out, batch_size=len(tasks), progress=False)
+    seconds = time.perf_counter() - start
+    policy.close()
+    return {"engine_start_s": started, "seconds": seconds, "episodes_per_s": len(tasks) / seconds}
+
+
+def scores(run_dir: Path, instances) -> dict[str, list[float]]:
+    episodes = read_episodes(run_dir / "episodes.jsonl")
+    scored = [score_episode(episodes[inst.id], inst) for inst in instances]
+    return {metric: [s[metric] for s in scored] for metric in ("exposed_gain", "ndcg10")}
+
+
+def agreement(baseline: Path, arm: Path, instances) -> dict:
+    """How far an arm's episodes moved from the baseline's: the same actions, and the paired
+    difference (arm − baseline) of each metric with its interval."""
+    same = compare(read_episodes(baseline / "episodes.jsonl"), read_episodes(arm / "episodes.jsonl"))
+    base_scores, arm_scores = scores(baseline, instances), scores(arm, instances)
+    differences = {
+        metric: paired_bootstrap(base_scores[metric], arm_scores[metric]) for metric in ("exposed_gain", "ndcg10")
+    }
+    holds_zero = all(d["low"] <= 0 <= d["high"] for d in differences.values())
+    return {"same_actions": same["same_actions"], "differences": differences, "agrees": holds_zero}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe", help="its data (eval targets), protocol and policy settings are used")
+    parser.add_argument("--episodes", type=int, default=10, help="the recipe's first N eval targets")
+    parser.add_argument("--adapter", help="a LoRA adapter folder to evaluate (default: the base model)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    recipe = load_recipe(args.recipe)
+    corpus, instances, _ = recipe.data.load()
+    instances = [inst for inst in instances if inst.split == "eval"][: args.episodes]
+    backend = recipe.search.build(corpus)
+    work = Path(tempfile.mkdtemp(prefix="hindsight-bench-vllm-speed-"))
+    report = {
+        "recipe": args.recipe,
+        "model": recipe.policy.model,
+        "adapter": args.adapter,
+        "episodes": len(instances),
+        "protocol": recipe.protocol.to_dict(),
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "arms": {},
+    }
+    for name, (dtype, caching) in ARMS.items():
+        report["arms"][name] = play(recipe, args.adapter, dtype, caching, instances, backend, work / name)
+        print(name, report["arms"][name], flush=True)
+    baseline_name = next(iter(ARMS))
+    baseline = report["arms"][baseline_name]
+    lines = [
+        "| arm (same run) | episodes/s | × baseline | same actions | exposed gain Δ | final nDCG@10 Δ |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| {baseline_name} (baseline) | {baseline['episodes_per_s']:.3f} | 1.00 | — | — | — |",
+    ]
+    for name in list(ARMS)[1:]:
+        arm = report["arms"][name]
+        arm["speedup"] = arm["episodes_per_s"] / baseline["episodes_per_s"]
+        arm |= agreement(work / baseline_name, work / name, instances)
+        shown = [
+            f"{d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+            for d in (arm["differences"]["exposed_gain"], arm["differences"]["ndcg10"])
+        ]
+        lines.append(
+            f"| {name} | {arm['episodes_per_s']:.3f} | **{arm['speedup']:.2f}×** | "
+            f"{arm['same_actions']} of {len(instances)} | {shown[0]} | {shown[1]} |"
+        )
+    verdicts = ", ".join(
+        f"{name}: {'agrees' if report['arms'][name]['agrees'] else 'DIFFERS'}" for name in list(ARMS)[1:]
+    )
+    lines.append(
+        f"\n{recipe.policy.model} {'with ' + args.adapter if args.adapter else '(base)'}, {len(instances)} eval "
+        f"targets of {args.recipe}, greedy; engine starts not in the ratios. Δ: arm − baseline, paired, "
+        f"95% bootstrap interval; {verdicts}."
+    )
+    report["markdown"] = "\n".join(lines)
+    return finish(report, args.json)
+
+
+if __name__ == "__main__":
+    main()
