@@ -56,8 +56,9 @@ def kept(path: Path) -> Path:
 
 
 def read_episodes(path: Path) -> dict[str, Episode]:
+    """The episodes of `path` (a run's episodes.jsonl), or of its kept copy episodes.jsonl.gz."""
     return read_keyed(
-        path,
+        kept(Path(path)),
         lambda record, where: Episode.from_dict(record, where=where),
         lambda episode: episode.instance_id,
         RunError,

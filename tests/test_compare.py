@@ -402,7 +402,7 @@ def test_without_every_pair_each_run_is_reported_against_the_first_only(two_runs
 def test_kept_runs_compare_exactly_as_the_runs_they_were_kept_from(two_runs, tmp_path):
     """eval/keep.py compresses episodes and instances; the comparison read back from the kept
     copies is the original's, and compressing again gives the same bytes."""
-    from hindsight.runs import archive_run
+    from hindsight.runs import archive_run, read_episodes
 
     kept = tmp_path / "kept"
     for name in ("base", "sft"):
@@ -425,6 +425,11 @@ def test_kept_runs_compare_exactly_as_the_runs_they_were_kept_from(two_runs, tmp
         for run in side["runs"].values():
             run.pop("manifest")
     assert again == original
+    # and every reader of a run's episodes (the benchmarks' too) takes the kept copy for the file
+    for name in ("base", "sft"):
+        assert read_episodes(kept / name / "episodes.jsonl") == read_episodes(
+            two_runs / "runs" / name / "episodes.jsonl"
+        )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
