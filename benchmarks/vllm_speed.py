@@ -6,8 +6,8 @@ environment `make venv-vllm` builds:
     .venv-vllm/bin/python -m benchmarks.vllm_speed recipes/qwen05_world.yaml --episodes 10 \
         --adapter outputs/qwen05_world/sft/adapter --json benchmarks/results/vllm_speed-qwen05.json
 
-Each arm starts an engine of its own (timed apart), warms it on one target, then plays the
-targets greedily in one batch. What each change does to the result: how many episodes kept the
+Each arm starts an engine of its own (timed apart; the start generates already: vLLM's warm-up
+and, with an adapter, the adapter probe), then plays the targets greedily in one batch. What each change does to the result: how many episodes kept the
 baseline's actions, and the paired difference in exposed gain and final nDCG@10 with its 95%
 bootstrap interval; an arm agrees when both intervals hold zero.
 """
@@ -55,8 +55,6 @@ def play(recipe, adapter: str | None, dtype: str, caching: bool, instances, back
     )
     policy.engine()
     started = time.perf_counter() - start
-    warm_up = out.with_name(out.name + " warm-up")
-    run_episodes(policy, tasks_of(instances[:1]), backend, recipe.protocol, warm_up, progress=False)
     start = time.perf_counter()
     tasks = tasks_of(instances)
     run_episodes(policy, tasks, backend, recipe.protocol, out, batch_size=len(tasks), progress=False)
