@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     lines.append(
         f"\nPadding-free / padded: **{report['speedup']:.2f}×**; {student}, examples of "
-        f"{min(shown)}–{max(shown)} tokens, {args.steps} steps an arm, CPU. Same batch, same weights: "
+        f"{min(shown)}–{max(shown)} tokens, {report['padded']['steps']} steps an arm, CPU. Same batch, same weights: "
         f"loss {padded_loss:.4f} padded vs {free_loss:.4f} padding-free."
     )
     if args.threads_arms:
