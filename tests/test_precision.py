@@ -30,6 +30,7 @@ def test_torchs_probe_agrees_with_the_cpus_own_flags():
     assert cpu_bf16_supported() is cpu_bf16_supported(Path("/proc/cpuinfo").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU path; test_gpu.py checks a GPU's")
 def test_precision_auto_trains_under_bf16_autocast_exactly_where_the_cpu_has_it(tiny_model, tmp_path):
     from hindsight.distill.replay import main as replay_main
