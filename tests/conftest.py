@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hindsight.corpus import Corpus
-from tests.helpers import QWEN_PROTOCOL, random_papers
+from tests.helpers import QWEN_PROTOCOL, distill, random_papers
 
 # Tests never reach a model hub: a load that would download fails instead of hanging.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,9 +109,6 @@ def qwen_tokenizer(qwen_folder):
 @pytest.fixture(scope="session")
 def world_sft(tmp_path_factory, qwen_gguf):
     """Selected demonstrations of the scripted teacher on two world train targets, and the recipe."""
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
 
     root = tmp_path_factory.mktemp("real-sft")
     recipe = root / "recipe.yaml"
@@ -140,8 +137,7 @@ def world_sft(tmp_path_factory, qwen_gguf):
             }
         )
     )
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
+    distill(recipe)
     return root, recipe
 
 

@@ -257,6 +257,29 @@ def write_recipe(root: Path, model: Path, **train) -> Path:
     return recipe
 
 
+def distill(recipe: Path) -> None:
+    """The distillation stage of `recipe` as its commands run it: teacher, replay, selection."""
+    from hindsight.distill.replay import main as replay_main
+    from hindsight.distill.select import main as select_main
+    from hindsight.distill.teacher import main as teacher_main
+
+    for step in (teacher_main, replay_main, select_main):
+        assert step([str(recipe)]) == 0
+
+
+def distil_and_train(root: Path, model: Path, **train) -> dict:
+    """write_recipe's world recipe distilled, then `model` trained on it in this process; the
+    training's manifest."""
+    from hindsight.recipe import load_recipe
+    from hindsight.train.config import TrainConfig
+    from hindsight.train.sft import train as train_sft
+
+    recipe_path = write_recipe(root, model, **train)
+    distill(recipe_path)
+    recipe = load_recipe(recipe_path)
+    return train_sft(recipe, TrainConfig.from_recipe(recipe))
+
+
 # Short results keep every prompt near 1,000 tokens: one LoRA step is ~15 s on 2 cores.
 QWEN_PROTOCOL = {"k": 2, "budget": 6, "fields": ["id"], "tool_calls": "lenient"}
 

@@ -8,11 +8,9 @@ import pytest
 from hindsight.data import load_instances, materialise
 from hindsight.distill.audit import audit_recipe
 from hindsight.distill.naive import main as naive_main
-from hindsight.distill.replay import main as replay_main
-from hindsight.distill.select import main as select_main
-from hindsight.distill.teacher import main as teacher_main
 from hindsight.policy.scripted import brief_queries
 from hindsight.recipe import load_recipe
+from tests.helpers import distill
 
 
 def test_naive_demonstrations_open_with_the_first_sentence_and_pass_the_audit(tmp_path):
@@ -70,8 +68,7 @@ def hindsight_set(tmp_path_factory):
             }
         )
     )
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
+    distill(recipe)
     assert naive_main([str(recipe), "--format-control"]) == 0
     return recipe, root / "out"
 

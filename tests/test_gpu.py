@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers import write_recipe
+from tests.helpers import distil_and_train
 
 torch = pytest.importorskip("torch")
 pytestmark = [
@@ -15,18 +15,7 @@ pytestmark = [
 
 
 def test_precision_auto_trains_a_lora_adapter_in_bf16_on_the_gpu(tiny_model, tmp_path):
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
-    from hindsight.recipe import load_recipe
-    from hindsight.train.config import TrainConfig
-    from hindsight.train.sft import train
-
-    recipe_path = write_recipe(tmp_path, tiny_model, precision="auto", epochs=1)
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe_path)]) == 0
-    recipe = load_recipe(recipe_path)
-    manifest = train(recipe, TrainConfig.from_recipe(recipe))
+    manifest = distil_and_train(tmp_path, tiny_model, precision="auto", epochs=1)
     assert manifest["mixed_precision"] == "bf16" and manifest["steps"] > 0
     assert all(loss == loss for loss in manifest["losses"])  # no NaN
     saved = json.loads((tmp_path / "sft" / "train_manifest.json").read_text())

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from hindsight.trainer_args import cpu_bf16_supported, native_bf16
-from tests.helpers import write_recipe
+from tests.helpers import distil_and_train
 
 torch = pytest.importorskip("torch")
 
@@ -33,18 +33,7 @@ def test_torchs_probe_agrees_with_the_cpus_own_flags():
 @pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU path; test_gpu.py checks a GPU's")
 def test_precision_auto_trains_under_bf16_autocast_exactly_where_the_cpu_has_it(tiny_model, tmp_path):
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
-    from hindsight.recipe import load_recipe
-    from hindsight.train.config import TrainConfig
-    from hindsight.train.sft import train
-
-    recipe_path = write_recipe(tmp_path, tiny_model, precision="auto", epochs=1)
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe_path)]) == 0
-    recipe = load_recipe(recipe_path)
-    manifest = train(recipe, TrainConfig.from_recipe(recipe))
+    manifest = distil_and_train(tmp_path, tiny_model, precision="auto", epochs=1)
     assert manifest["mixed_precision"] == ("bf16" if native_bf16() else "no")
     assert manifest["steps"] > 0 and all(loss == loss for loss in manifest["losses"])  # no NaN
     assert (

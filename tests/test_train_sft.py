@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from hindsight.config import ConfigError
-from hindsight.distill.replay import main as replay_main
-from hindsight.distill.select import main as select_main
-from hindsight.distill.teacher import main as teacher_main
 from hindsight.recipe import load_recipe
 from hindsight.train.config import TrainConfig
-from tests.helpers import write_recipe
+from tests.helpers import distill, write_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("trl")
@@ -29,8 +26,7 @@ def sft_set(tmp_path_factory):
     corpus, _, _ = load_benchmark("world")
     model = build_tiny_qwen(root / "tiny", [f"{p.title}\n{p.abstract}" for p in corpus.papers[:2000]])
     recipe = write_recipe(root, model)
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
+    distill(recipe)
     return root, model, recipe
 
 
