@@ -1,11 +1,18 @@
-"""What every benchmark does last: print its Markdown table and keep the full report."""
+"""What every benchmark shares: the line on where it ran, its Markdown table printed and the full report kept."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 from collections.abc import Callable
 from pathlib import Path
+
+
+def machine() -> str:
+    """The report's line on where it ran: architecture, the cores this process may use, Python."""
+    return f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}"
 
 
 def finish(report: dict, json_path: Path | None) -> dict:

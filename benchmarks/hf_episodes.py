@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import finish, machine
 from hindsight.data import load_benchmark
 from hindsight.protocol import ProtocolConfig
 from hindsight.runner import run_episodes
@@ -98,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
         "max_new_tokens": args.max_new_tokens,
         "threads": args.threads,
         "arms": arms,
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "machine": machine(),
     }
 
     def ratio(baseline: str, improved: str) -> str:

@@ -23,12 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import finish, machine
 
 
 def make_examples(work: Path, targets: int, model: str | None):
@@ -133,42 +132,31 @@ def run(
     }
 
 
-def bf16_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
-    """The first batch's loss at the starting weights in float32 and under bf16 autocast."""
-    import torch
-    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
-
-    model = load_model(model_dir, 0).eval()
-    batch = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batches(examples, batch_size)[0])
-    with torch.no_grad():
-        full = model(**batch).loss
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            autocast = model(**batch).loss
-    return float(full), float(autocast)
-
-
-def same_loss(model_dir, tokenizer, examples, batch_size: int) -> tuple[float, float]:
+def same_loss(model_dir, tokenizer, examples, batch_size: int) -> dict[str, float]:
+    """The first batch's loss at the starting weights: padded, padding-free, and padded under bf16
+    autocast (each against the padded float32 loss: the collations' check and the precision's)."""
     import torch
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
     model = load_model(model_dir, 0).eval()
     batch = batches(examples, batch_size)[0]
+    padded = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batch)
+    free = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(batch)
     with torch.no_grad():
-        padded = model(**DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(batch)).loss
-        free = model(
-            **DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(batch)
-        ).loss
-    return float(padded), float(free)
+        losses = {"padded": model(**padded).loss, "padding_free": model(**free).loss}
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            losses["bf16_autocast"] = model(**padded).loss
+    return {name: float(loss) for name, loss in losses.items()}
 
 
 BF16_LOSS_TOLERANCE = 0.02  # relative: bf16 keeps 8 bits of mantissa, a loss differs in its third digit
 
 
-def precision_report(report: dict, model_dir, tokenizer, examples, batch_size: int) -> str:
+def precision_report(report: dict, losses: dict[str, float]) -> str:
     """bf16 autocast against float32 (the padded arm): the speed ratio and the check that the same
-    batch's loss at the same weights agrees within BF16_LOSS_TOLERANCE, then how far the steps'
-    losses drifted apart."""
-    full, autocast = bf16_loss(model_dir, tokenizer, examples, batch_size)
+    batch's loss at the same weights (`losses`, from same_loss) agrees within BF16_LOSS_TOLERANCE,
+    then how far the steps' losses drifted apart."""
+    full, autocast = losses["padded"], losses["bf16_autocast"]
     drift = max(abs(a - b) / abs(b) for a, b in zip(report["bf16 autocast"]["losses"], report["padded"]["losses"]))
     report["bf16"] = {
         "speedup": report["bf16 autocast"]["tokens_per_s"] / report["padded"]["tokens_per_s"],
@@ -202,7 +190,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hindsight-bench-train-"))
     model_dir, tokenizer, examples = make_examples(work, args.targets, args.model)
-    padded_loss, free_loss = same_loss(model_dir, tokenizer, examples, args.batch_size)
+    losses = same_loss(model_dir, tokenizer, examples, args.batch_size)
+    padded_loss, free_loss = losses["padded"], losses["padding_free"]
     student = f"{Path(args.model).name if args.model else 'tiny Qwen3'}, " + (
         f"LoRA r {args.lora_rank}" if args.lora_rank else "full fine-tuning"
     )
@@ -211,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
         "lengths": [len(e.input_ids) for e in examples],
         "student": student,
         "same_batch_loss": {"padded": padded_loss, "padding_free": free_loss},
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "machine": machine(),
     }
     # name: (padding_free, batch size, threads, bf16 autocast)
     arms = {
@@ -244,7 +233,7 @@ def main(argv: list[str] | None = None) -> dict:
         report["threads_speedup"] = report["2 threads"]["tokens_per_s"] / report["1 thread"]["tokens_per_s"]
         lines.append(f"2 threads / 1 thread: **{report['threads_speedup']:.2f}×**.")
     if args.precision_arms:
-        lines.append(precision_report(report, model_dir, tokenizer, examples, args.batch_size))
+        lines.append(precision_report(report, losses))
     report["markdown"] = "\n".join(lines)
     return finish(report, args.json)
 

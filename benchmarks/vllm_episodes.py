@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import finish, machine
 from benchmarks.same_episodes import compare
 from hindsight.data import load_benchmark
 from hindsight.models.gguf import resolve_model
@@ -124,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
         "model": args.model,
         "protocol": PROTOCOL.to_dict(),
         "max_new_tokens": args.max_new_tokens,
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "machine": machine(),
         "local": local_backends(args.model, tasks[: args.episodes], backend, work, args.max_new_tokens),
     }
     local = report["local"]

@@ -15,15 +15,15 @@ bootstrap interval; an arm agrees when both intervals hold zero.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.common import finish
+from benchmarks.common import finish, machine
 from benchmarks.same_episodes import compare
 from hindsight.metrics import score_episode
+from hindsight.policy import make_policy
 from hindsight.recipe import load_recipe
 from hindsight.runner import run_episodes
 from hindsight.runs import read_episodes
@@ -39,20 +39,11 @@ ARMS = {
 
 
 def play(recipe, adapter: str | None, dtype: str, caching: bool, instances, backend, out: Path) -> dict:
-    """One arm: its engine start and its episodes' wall time, in seconds."""
-    from hindsight.policy.vllm_backend import VLLMPolicy
-
-    policy_cfg = recipe.policy
+    """One arm: the recipe's policy on vLLM with this dtype and prefix caching; its engine start
+    and its episodes' wall time, in seconds."""
+    policy_cfg = replace(recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching)
     start = time.perf_counter()
-    policy = VLLMPolicy(
-        policy_cfg.model,
-        adapter=adapter,
-        max_new_tokens=policy_cfg.max_new_tokens,
-        max_context=policy_cfg.max_context or 32768,
-        tool_style=policy_cfg.tool_style,
-        dtype=dtype,
-        prefix_caching=caching,
-    )
+    policy = make_policy(policy_cfg, recipe.protocol, adapter=adapter)
     policy.engine()
     started = time.perf_counter() - start
     start = time.perf_counter()
@@ -63,20 +54,21 @@ def play(recipe, adapter: str | None, dtype: str, caching: bool, instances, back
     return {"engine_start_s": started, "seconds": seconds, "episodes_per_s": len(tasks) / seconds}
 
 
-def scores(run_dir: Path, instances) -> dict[str, list[float]]:
-    episodes = read_episodes(run_dir / "episodes.jsonl")
+METRICS = ("exposed_gain", "ndcg10")
+
+
+def scores(episodes: dict, instances) -> dict[str, list[float]]:
     scored = [score_episode(episodes[inst.id], inst) for inst in instances]
-    return {metric: [s[metric] for s in scored] for metric in ("exposed_gain", "ndcg10")}
+    return {metric: [s[metric] for s in scored] for metric in METRICS}
 
 
 def agreement(baseline: Path, arm: Path, instances) -> dict:
     """How far an arm's episodes moved from the baseline's: the same actions, and the paired
     difference (arm − baseline) of each metric with its interval."""
-    same = compare(read_episodes(baseline / "episodes.jsonl"), read_episodes(arm / "episodes.jsonl"))
-    base_scores, arm_scores = scores(baseline, instances), scores(arm, instances)
-    differences = {
-        metric: paired_bootstrap(base_scores[metric], arm_scores[metric]) for metric in ("exposed_gain", "ndcg10")
-    }
+    base_episodes, arm_episodes = read_episodes(baseline / "episodes.jsonl"), read_episodes(arm / "episodes.jsonl")
+    same = compare(base_episodes, arm_episodes)
+    base_scores, arm_scores = scores(base_episodes, instances), scores(arm_episodes, instances)
+    differences = {metric: paired_bootstrap(base_scores[metric], arm_scores[metric]) for metric in METRICS}
     holds_zero = all(d["low"] <= 0 <= d["high"] for d in differences.values())
     return {"same_actions": same["same_actions"], "differences": differences, "agrees": holds_zero}
 
@@ -99,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
         "adapter": args.adapter,
         "episodes": len(instances),
         "protocol": recipe.protocol.to_dict(),
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}",
+        "machine": machine(),
         "arms": {},
     }
     for name, (dtype, caching) in ARMS.items():
