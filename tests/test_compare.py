@@ -292,25 +292,16 @@ def test_the_overlap_slice_without_a_training_set_is_refused(two_runs):
         compare_runs(runs, load_instances(runs[0].instances_path), n=10, slices=("overlap",))
 
 
-def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_runs, capsys):
+def both_submitted_comparison(two_runs) -> Path:
+    """compare.py's JSON of base against sft with the both-submitted slice."""
     out = two_runs / "r.json"
-    assert (
-        compare_main(
-            [
-                "base",
-                "sft",
-                "--runs-dir",
-                str(two_runs / "runs"),
-                "--resamples",
-                "500",
-                "--slice",
-                "both-submitted",
-                "--json",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    arguments = ["base", "sft", "--runs-dir", str(two_runs / "runs"), "--resamples", "500"]
+    assert compare_main([*arguments, "--slice", "both-submitted", "--json", str(out)]) == 0
+    return out
+
+
+def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_runs, capsys):
+    out = both_submitted_comparison(two_runs)
     groups = json.loads(out.read_text())["slices"]["both-submitted"]
     # base has no episode for t5; sft's t4 ran out of budget: t0-t3 are left
     both = groups["every run submitted"]
@@ -326,24 +317,7 @@ def test_the_both_submitted_slice_keeps_targets_where_every_run_submitted(two_ru
 
 
 def test_the_seed_table_reports_the_both_submitted_slice_and_per_target_outcomes(two_runs, capsys):
-    out = two_runs / "r.json"
-    assert (
-        compare_main(
-            [
-                "base",
-                "sft",
-                "--runs-dir",
-                str(two_runs / "runs"),
-                "--resamples",
-                "500",
-                "--slice",
-                "both-submitted",
-                "--json",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    out = both_submitted_comparison(two_runs)
     table = subprocess.run(
         [sys.executable, str(ROOT / "scripts/seed_table.py"), "--both-submitted", str(out)],
         capture_output=True,

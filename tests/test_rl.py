@@ -323,3 +323,57 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
     assert len(sequences) == 2 and sequences[0][1] != sequences[1][1]
     change = [action_logprob(trained, *s) - action_logprob(start, *s) for s in sequences]
     assert change[0] > change[1], change
+
+
+def test_a_stopped_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted_one(
+    world_model, tmp_path, monkeypatch
+):
+    """rl.save_every: a run stopped after its step-2 checkpoint, run again, ends with the weights,
+    the rewards log and the chosen step of the run that was never stopped (the rollouts' sampling,
+    the optimiser, the best dev student so far all carried over). The reward favours the first
+    episode of each group so every step changes the weights (a random model earns none)."""
+    import torch
+    from safetensors.torch import load_file
+
+    import hindsight.rl.grpo as grpo
+
+    monkeypatch.setattr(
+        grpo.EpisodeReward,
+        "__call__",
+        lambda self, prompts, completions, **_: [1.0 if i % 2 == 0 else 0.0 for i in range(len(prompts))],
+    )
+
+    def run(folder, stop_at=None):
+        folder.mkdir()
+        recipe = load_recipe(write_recipe(folder, world_model, steps=4, dev_every=2, save_every=2))
+        cfg = grpo.RLConfig.from_recipe(recipe)
+        if stop_at is None:
+            return grpo.train(recipe, cfg)
+        signal = grpo.Curves.signal
+
+        def stopping(self, step, logs):
+            if step == stop_at:
+                raise KeyboardInterrupt("stopped")
+            signal(self, step, logs)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(grpo.Curves, "signal", stopping)
+            with pytest.raises(KeyboardInterrupt):
+                grpo.train(recipe, cfg)
+        assert (folder / "rl" / "checkpoint-2" / grpo.RL_STATE).is_file()
+        return grpo.train(recipe, cfg)
+
+    whole, resumed = run(tmp_path / "whole"), run(tmp_path / "resumed", stop_at=3)
+    assert whole["resumed_from"] is None and resumed["resumed_from"] == "checkpoint-2"
+    assert resumed["chosen_step"] == whole["chosen_step"] and resumed["steps"] == whole["steps"] == 4
+
+    def rows(folder):
+        return [json.loads(line) for line in (folder / "rl" / "rewards.jsonl").read_text().splitlines()]
+
+    assert [r["split"] for r in rows(tmp_path / "whole")].count("dev") == 3  # steps 0, 2 and 4
+    assert rows(tmp_path / "resumed") == rows(tmp_path / "whole")
+    start = load_file(f"{world_model}/model.safetensors")
+    a = load_file(tmp_path / "whole" / "rl" / "model" / "model.safetensors")
+    b = load_file(tmp_path / "resumed" / "rl" / "model" / "model.safetensors")
+    assert all(torch.equal(a[name], b[name]) for name in a)
+    assert not list((tmp_path / "resumed" / "rl").glob("checkpoint-*"))  # a finished run keeps its student only

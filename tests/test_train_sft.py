@@ -287,7 +287,7 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     import torch
     from transformers import TrainerCallback
 
-    from hindsight.train.resume import checkpoints
+    from hindsight.resume import checkpoints
     from hindsight.train.sft import main as sft_main
     from hindsight.train.sft import train
 

@@ -11,7 +11,14 @@ import json
 import re
 from pathlib import Path
 
-from hindsight.data.deepscholar import CITE_COMMAND, id_month, read_csv
+from hindsight.data.deepscholar import (
+    CITATION_COLUMNS,
+    CITE_COMMAND,
+    PAPER_COLUMNS,
+    RELATED_COLUMNS,
+    id_month,
+    read_csv,
+)
 from hindsight.ids import normalize_arxiv_id
 from hindsight.schema import parse_date
 
@@ -30,20 +37,11 @@ def citation_contexts(latex: str) -> dict[str, str]:
 def write_inputs(src: Path, out: Path) -> dict[str, Path]:
     """targets.jsonl, bibliographies.jsonl and cited.jsonl under `out`."""
     out.mkdir(parents=True, exist_ok=True)
-    papers = read_csv(src / "papers.csv", ("arxiv_id", "title", "abstract", "published_date"))
-    citations = read_csv(
-        src / "citations.csv",
-        (
-            "parent_paper_arxiv_id",
-            "citation_shorthand",
-            "cited_paper_title",
-            "cited_paper_arxiv_link",
-            "cited_paper_abstract",
-        ),
-    )
+    papers = read_csv(src / "papers.csv", PAPER_COLUMNS)
+    citations = read_csv(src / "citations.csv", CITATION_COLUMNS)
     related = {
         normalize_arxiv_id(row["arxiv_id"]): citation_contexts(row["raw_latex_related_works"])
-        for _, row in read_csv(src / "related_works_combined.csv", ("arxiv_id", "raw_latex_related_works"))
+        for _, row in read_csv(src / "related_works_combined.csv", RELATED_COLUMNS)
     }
     targets = [
         {

@@ -97,6 +97,18 @@ class ConversionError(UserError):
     pass
 
 
+# The columns each of the benchmark's files must have (the builder reads the same files).
+PAPER_COLUMNS = ("arxiv_id", "title", "abstract", "published_date")
+CITATION_COLUMNS = (
+    "parent_paper_arxiv_id",
+    "citation_shorthand",
+    "cited_paper_title",
+    "cited_paper_arxiv_link",
+    "cited_paper_abstract",
+)
+RELATED_COLUMNS = ("arxiv_id", "raw_latex_related_works")
+
+
 def read_csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     """(first line of the record, row) pairs; a missing column or file is an error naming it."""
     if not path.exists():
@@ -182,20 +194,11 @@ def title_overlap(title: str, brief: str) -> float:
 def convert(src: Path, briefs: dict | None = None) -> tuple[list[Paper], list[Instance], dict]:
     """`briefs` (--briefs) asks a model for the briefs; a target whose request fails keeps the
     model-free brief."""
-    papers_rows = read_csv(src / "papers.csv", ("arxiv_id", "title", "abstract", "published_date"))
-    citation_rows = read_csv(
-        src / "citations.csv",
-        (
-            "parent_paper_arxiv_id",
-            "citation_shorthand",
-            "cited_paper_title",
-            "cited_paper_arxiv_link",
-            "cited_paper_abstract",
-        ),
-    )
+    papers_rows = read_csv(src / "papers.csv", PAPER_COLUMNS)
+    citation_rows = read_csv(src / "citations.csv", CITATION_COLUMNS)
     related = {
         normalize_arxiv_id(row["arxiv_id"]): row["raw_latex_related_works"]
-        for _, row in read_csv(src / "related_works_combined.csv", ("arxiv_id", "raw_latex_related_works"))
+        for _, row in read_csv(src / "related_works_combined.csv", RELATED_COLUMNS)
     }
     corpus: dict[str, Paper] = {}
     cited: dict[str, list[dict]] = {}

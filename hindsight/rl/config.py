@@ -39,6 +39,7 @@ class RLConfig:
     precision: str = "fp32"  # fp32, bf16 or fp16
     seed: int = 0  # target order, sampling, LoRA initialisation
     logging_steps: int = 1  # optimiser steps between log lines
+    save_every: int | None = None  # optimiser steps between checkpoints; a rerun resumes from the last (null: none)
     generation: str = "transformers"  # who plays the rollouts: transformers (the trained model itself) or vllm (TRL's engine colocated with each process, GPU)
     vllm_memory: float = 0.3  # with generation vllm: the share of each GPU's memory the engine may take
     max_context: int = (
@@ -60,6 +61,8 @@ class RLConfig:
             raise ConfigError(f"{where}.reward: every weight is 0; nothing would be rewarded")
         if self.group_size < 2:
             raise ConfigError(f"{where}.group_size: {self.group_size}; a group needs at least 2 episodes to compare")
+        if self.save_every is not None and self.save_every < 1:
+            raise ConfigError(f"{where}.save_every: {self.save_every}; steps between checkpoints, at least 1 (or null)")
         if self.steps < 1 or self.targets_per_step < 1:
             raise ConfigError(f"{where}: steps and targets_per_step must be at least 1")
         if self.temperature <= 0:

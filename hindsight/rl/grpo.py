@@ -15,17 +15,21 @@ as it reads an SFT student's, and rewards.jsonl (each step's train reward, each 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from hindsight.config import ConfigError, read_lora
+from hindsight.jsonl import sha256_file
 from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.prompts import initial_messages
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
+from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.rl.config import RLConfig
 from hindsight.rl.reward import EpisodeReward, distinct_share, episode_reward
 from hindsight.rl.rollout import EpisodeRollout, prompt_key
@@ -39,6 +43,10 @@ from hindsight.trainer_args import (
 )
 
 REWARDS_LOG = "rewards.jsonl"
+# Written into each checkpoint after the Trainer's own files (rl.save_every): what else a resumed
+# run needs to go on as the uninterrupted one would, and a copy of the best dev student so far.
+RL_STATE = "rl_state.json"
+BEST_COPY = "best-student"
 # TRL's per-step metrics that say whether GRPO had anything to learn from (Curves.signal)
 SIGNAL_KEYS = (
     "frac_reward_zero_std",
@@ -113,6 +121,49 @@ def vllm_flags(cfg: RLConfig) -> dict:
     }
 
 
+def checkpoint_flags(cfg: RLConfig) -> dict:
+    """GRPOConfig's checkpointing: every rl.save_every steps, the last two kept (the newer one may
+    be cut short by the stop it is there for), or none."""
+    if not cfg.save_every:
+        return {"save_strategy": "no"}
+    return {"save_strategy": "steps", "save_steps": cfg.save_every, "save_total_limit": 2}
+
+
+class EpochSampler:
+    """TRL's RepeatSampler, made to resume: its shuffle draws one permutation an epoch from a single
+    generator, so a run resumed in a later epoch would draw the first epoch's order again. The
+    Trainer calls set_epoch at every epoch; it puts the generator where the uninterrupted run has it
+    (the same orders as TRL's own, interrupted or not)."""
+
+    def __init__(self, sampler):
+        self.sampler = sampler
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def set_epoch(self, epoch: int) -> None:
+        import torch
+
+        if getattr(self.sampler, "shuffle", False) and self.sampler.seed is not None:
+            self.sampler.generator.manual_seed(self.sampler.seed)
+            for _ in range(epoch):
+                torch.randperm(self.sampler.num_samples, generator=self.sampler.generator)
+
+
+def resumable_trainer():
+    """GRPOTrainer whose train sampler resumes in any epoch (EpochSampler)."""
+    from trl import GRPOTrainer
+
+    class ResumableGRPOTrainer(GRPOTrainer):
+        def _get_train_sampler(self, dataset=None):
+            return EpochSampler(super()._get_train_sampler(dataset))
+
+    return ResumableGRPOTrainer
+
+
 class Splits:
     """The recipe's train targets (rollouts) and dev targets (choosing the checkpoint); eval never."""
 
@@ -149,10 +200,14 @@ class Curves:
     """rewards.jsonl: the mean train reward (and each term) of every step's rollouts, and every dev
     scoring; the best dev scoring's student is saved."""
 
-    def __init__(self, output_dir: Path, weights: dict):
+    def __init__(self, output_dir: Path, weights: dict, resumed: dict | None = None):
         self.path = output_dir / REWARDS_LOG
-        self.path.write_text("")
         self.weights, self.best, self.best_step, self.rows = weights, None, None, []
+        if resumed:  # the stopped run's rows up to its checkpoint; it may have logged later steps too
+            rows = [json.loads(line) for line in self.path.read_text().splitlines()] if self.path.exists() else []
+            self.rows = [row for row in rows if row["step"] <= resumed["step"]]
+            self.best, self.best_step = resumed["best"], resumed["best_step"]
+        self.path.write_text("".join(json.dumps(row) + "\n" for row in self.rows))
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
@@ -192,11 +247,37 @@ class Curves:
 
 
 def save_student(model, tokenizer, folder: Path) -> None:
-    import shutil
-
     shutil.rmtree(folder, ignore_errors=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
+
+
+def save_rl_state(checkpoint: Path, step: int, rollout: EpisodeRollout, curves: Curves, student_dir: Path) -> None:
+    """What a checkpoint needs beyond the Trainer's files: the rollout's sampling counter (each play
+    is seeded from it), the best dev scoring and a copy of its student."""
+    if student_dir.exists():
+        shutil.copytree(student_dir, checkpoint / BEST_COPY, dirs_exist_ok=True)
+    state = {"step": step, "rollout_calls": rollout.calls, "best": curves.best, "best_step": curves.best_step}
+    (checkpoint / RL_STATE).write_text(json.dumps(state))
+
+
+def resume_point(cfg: RLConfig, recipe, start: dict, output_dir: Path, args) -> tuple[Path | None, dict]:
+    """(the checkpoint this run continues from, its rl state), or (None, {}) when there is none;
+    ResumeError when the checkpoints there are of a run with other settings."""
+    if not cfg.save_every:
+        return None, {}
+    sections = {name: recipe.to_dict().get(name) for name in ("data", "search", "protocol")}
+    environment = hashlib.sha256(json.dumps(sections, sort_keys=True, default=str).encode()).hexdigest()
+    manifest = start["manifest"]
+    student = {**start, "manifest_sha256": sha256_file(Path(manifest)) if manifest else None}
+    key = resume_key(asdict(cfg), environment, student, args.world_size)
+    checkpoint = checkpoint_to_resume(output_dir, key, "rl", written_last=RL_STATE)
+    if args.process_index == 0:
+        write_key(output_dir, key)
+    if checkpoint is None:
+        return None, {}
+    logger.info(f"resuming from {checkpoint} (rl.save_every)")
+    return checkpoint, json.loads((checkpoint / RL_STATE).read_text())
 
 
 def make_callback(
@@ -223,7 +304,13 @@ def make_callback(
 
     class DevChoice(TrainerCallback):
         def on_train_begin(self, args, state, control, model=None, **kwargs):
-            score_dev(0, model, state.is_world_process_zero)
+            if state.global_step == 0:  # a resumed run scored its start before it stopped
+                score_dev(0, model, state.is_world_process_zero)
+
+        def on_save(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+                save_rl_state(checkpoint, state.global_step, rollout, curves, student_dir)
 
         def on_step_end(self, args, state, control, model=None, **kwargs):
             curves.train_step(state.global_step, reward.last_terms, reward.last_actions, cfg.group_size)
@@ -256,7 +343,7 @@ def train(recipe, cfg: RLConfig) -> dict:
     import os
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL's documented, experimental hook
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
 
     quiet_upstream_deprecations()
     model, tokenizer, start = load_student(cfg)
@@ -285,7 +372,6 @@ def train(recipe, cfg: RLConfig) -> dict:
         tool_style=recipe.policy.tool_style,
     )
     reward = EpisodeReward(splits.instances_by_task(), cfg.reward)
-    curves = Curves(output_dir, cfg.reward)
     args = GRPOConfig(
         output_dir=str(output_dir),
         max_steps=cfg.steps,
@@ -300,7 +386,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         logging_steps=cfg.logging_steps,
-        save_strategy="no",
+        **checkpoint_flags(cfg),
         report_to=[],
         seed=cfg.seed,
         **checkpointing_flag(GRPOConfig, False),
@@ -308,7 +394,14 @@ def train(recipe, cfg: RLConfig) -> dict:
         **without_accelerator(),
         **vllm_flags(cfg),
     )
-    trainer = GRPOTrainer(
+    checkpoint, resumed = resume_point(cfg, recipe, start, output_dir, args)
+    if resumed:
+        rollout.calls = resumed["rollout_calls"]
+        if (checkpoint / BEST_COPY).is_dir():
+            shutil.rmtree(student_dir, ignore_errors=True)
+            shutil.copytree(checkpoint / BEST_COPY, student_dir)
+    curves = Curves(output_dir, cfg.reward, resumed)
+    trainer = resumable_trainer()(
         model=model,
         reward_funcs=reward,
         args=args,
@@ -319,7 +412,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)],
     )
     rollout.trainer = trainer  # the first dev scoring comes before any rollout hands it over
-    trainer.train()
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     base_model = start["base_model"]
     manifest = {
         **student_record(
@@ -344,6 +437,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         "chosen_step": curves.best_step,
         "best_dev_reward": curves.best,
         "curves": str(curves.path),
+        "resumed_from": checkpoint.name if checkpoint else None,
         **batch_sizes(trainer.args),
         "software": software_versions(),
         "git_commit": git_commit(),
@@ -351,6 +445,7 @@ def train(recipe, cfg: RLConfig) -> dict:
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(output_dir, manifest)
+        remove_checkpoints(output_dir)
     return {**manifest, "main_process": trainer.is_world_process_zero(), "rows": curves.rows}
 
 

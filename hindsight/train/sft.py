@@ -22,6 +22,7 @@ from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
+from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.stages import (
     STUDENT_MANIFEST,
     DistillOutput,
@@ -32,7 +33,6 @@ from hindsight.stages import (
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
-from hindsight.train.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.trainer_args import (
     batch_sizes,
     check_sharding,

@@ -1,4 +1,5 @@
-"""Resuming an interrupted training (`train.save_every`) from its last complete checkpoint.
+"""Resuming an interrupted training (`train.save_every`, `rl.save_every`) from its last complete
+checkpoint.
 
 The Trainer writes a checkpoint's weights, optimiser, scheduler and RNG states first and its
 `trainer_state.json` last, so a checkpoint with that file is whole; one cut short by a crash is
@@ -35,37 +36,41 @@ def resume_key(hyperparameters: dict, data_sha256: str, base_model: dict, proces
     }
 
 
-def checkpoints(output_dir: str | Path) -> list[Path]:
-    """The whole checkpoints under `output_dir`, oldest first."""
+def checkpoints(output_dir: str | Path, written_last: str = "trainer_state.json") -> list[Path]:
+    """The whole checkpoints under `output_dir`, oldest first: those holding `written_last`, the
+    file a checkpoint's writer writes after everything else."""
     found = [
         (int(m.group(1)), path)
         for path in Path(output_dir).glob("checkpoint-*")
-        if (m := _CHECKPOINT.match(path.name)) and (path / "trainer_state.json").is_file()
+        if (m := _CHECKPOINT.match(path.name)) and (path / written_last).is_file()
     ]
     return [path for _, path in sorted(found)]
 
 
-def checkpoint_to_resume(output_dir: str | Path, key: dict) -> Path | None:
+def checkpoint_to_resume(
+    output_dir: str | Path, key: dict, section: str = "train", written_last: str = "trainer_state.json"
+) -> Path | None:
     """The last whole checkpoint of this training, or None when there is none; ResumeError when
-    the checkpoints there belong to a training with other settings."""
-    found = checkpoints(output_dir)
+    the checkpoints there belong to a training with other settings (`section`: the recipe section
+    whose settings the key holds, for the message)."""
+    found = checkpoints(output_dir, written_last)
     if not found:
         return None
     key_path = Path(output_dir) / RESUME_KEY
     saved = json.loads(key_path.read_text()) if key_path.is_file() else None
     if saved != key:
-        differ = sorted(_differences(saved or {}, key)) if saved else ["(no resume_key.json)"]
+        differ = sorted(_differences(saved or {}, key, section)) if saved else ["(no resume_key.json)"]
         raise ResumeError(
             f"{output_dir} holds checkpoints of another training ({', '.join(differ)} differ): "
-            f"remove {found[-1].parent}/checkpoint-* or set another train.output_dir"
+            f"remove {found[-1].parent}/checkpoint-* or set another {section}.output_dir"
         )
     return found[-1]
 
 
-def _differences(saved: dict, key: dict) -> set[str]:
+def _differences(saved: dict, key: dict, section: str) -> set[str]:
     changed = {name for name in key if name != "hyperparameters" and saved.get(name) != key[name]}
     before, now = saved.get("hyperparameters", {}), key["hyperparameters"]
-    return changed | {f"train.{name}" for name in before.keys() | now.keys() if before.get(name) != now.get(name)}
+    return changed | {f"{section}.{name}" for name in before.keys() | now.keys() if before.get(name) != now.get(name)}
 
 
 def write_key(output_dir: str | Path, key: dict) -> None:
