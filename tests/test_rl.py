@@ -325,13 +325,17 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
     assert change[0] > change[1], change
 
 
+@pytest.mark.parametrize("dev_targets", [2, 0])
 def test_a_stopped_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted_one(
-    world_model, tmp_path, monkeypatch
+    world_model, tmp_path, monkeypatch, dev_targets
 ):
     """rl.save_every: a run stopped after its step-2 checkpoint, run again, ends with the weights,
     the rewards log and the chosen step of the run that was never stopped (the rollouts' sampling,
-    the optimiser, the best dev student so far all carried over). The reward favours the first
-    episode of each group so every step changes the weights (a random model earns none)."""
+    the optimiser, the best dev student so far all carried over). Four train targets, two a step:
+    step 3 opens the second epoch, so the resumed run must also find the sampler's second order.
+    The reward favours the first episode of each group so every step changes the weights (a random
+    model earns none). With dev targets the dev choice keeps the start (its dev reward stays 0);
+    without, the saved student is the last step's, so the weights compared are the trained ones."""
     import torch
     from safetensors.torch import load_file
 
@@ -345,7 +349,9 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted
 
     def run(folder, stop_at=None):
         folder.mkdir()
-        recipe = load_recipe(write_recipe(folder, world_model, steps=4, dev_every=2, save_every=2))
+        recipe = load_recipe(
+            write_recipe(folder, world_model, steps=3, dev_every=2, save_every=2, dev_targets=dev_targets)
+        )
         cfg = grpo.RLConfig.from_recipe(recipe)
         if stop_at is None:
             return grpo.train(recipe, cfg)
@@ -365,15 +371,17 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted
 
     whole, resumed = run(tmp_path / "whole"), run(tmp_path / "resumed", stop_at=3)
     assert whole["resumed_from"] is None and resumed["resumed_from"] == "checkpoint-2"
-    assert resumed["chosen_step"] == whole["chosen_step"] and resumed["steps"] == whole["steps"] == 4
+    assert resumed["chosen_step"] == whole["chosen_step"] and resumed["steps"] == whole["steps"] == 3
 
     def rows(folder):
         return [json.loads(line) for line in (folder / "rl" / "rewards.jsonl").read_text().splitlines()]
 
-    assert [r["split"] for r in rows(tmp_path / "whole")].count("dev") == 3  # steps 0, 2 and 4
+    assert [r["split"] for r in rows(tmp_path / "whole")].count("dev") == (3 if dev_targets else 0)  # steps 0, 2, 3
     assert rows(tmp_path / "resumed") == rows(tmp_path / "whole")
     start = load_file(f"{world_model}/model.safetensors")
     a = load_file(tmp_path / "whole" / "rl" / "model" / "model.safetensors")
     b = load_file(tmp_path / "resumed" / "rl" / "model" / "model.safetensors")
     assert all(torch.equal(a[name], b[name]) for name in a)
+    if not dev_targets:  # the last step's student: the steps moved its weights
+        assert any(not torch.equal(a[name], start[name]) for name in start)
     assert not list((tmp_path / "resumed" / "rl").glob("checkpoint-*"))  # a finished run keeps its student only
