@@ -2,7 +2,9 @@
 
 Every target ends with exactly one record in `episodes.jsonl`, written whole and fsync'ed as
 soon as its episode ends. A restart skips the targets already recorded and cuts off a torn last
-line, so an interrupted run resumes where it stopped.
+line, so an interrupted run resumes where it stopped. An episode the policy crashed in (status
+`error`: an engine that died, an API that kept failing) is not an outcome of the policy's: a
+restart moves its record to `errors.jsonl` and plays the target again.
 
 Local models (hf, vLLM) advance their live episodes in lockstep: each turn is one `policy.act`
 call over the whole batch, which is what makes batched generation fast. Remote APIs (policies with
@@ -67,6 +69,42 @@ def finished_ids(path: Path) -> set[str]:
             except (json.JSONDecodeError, KeyError):
                 raise RunDirError(f"{path}:{line_no}: not an episode record; the file is damaged") from None
     return done
+
+
+ERRORS_LOG = "errors.jsonl"
+
+
+def set_aside_errors(episodes_path: Path) -> int:
+    """Moves the records of episodes that ended in `error` from episodes.jsonl to errors.jsonl
+    beside it (appended: nothing is lost), so their targets are played again; how many moved."""
+    if not episodes_path.exists():
+        return 0
+    lines = episodes_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    failed = [line for line in lines if line.strip() and json.loads(line).get("status") == "error"]
+    if not failed:
+        return 0
+    with open(episodes_path.parent / ERRORS_LOG, "a", encoding="utf-8") as handle:
+        handle.writelines(failed)
+        handle.flush()
+        os.fsync(handle.fileno())
+    kept = episodes_path.with_suffix(".jsonl.tmp")
+    kept.write_text("".join(line for line in lines if line not in failed), encoding="utf-8")
+    os.replace(kept, episodes_path)
+    return len(failed)
+
+
+def error_summary(run_dir: Path) -> str | None:
+    """None when no episode of the run ended in `error`; else how many did and the first error."""
+    path = Path(run_dir) / "episodes.jsonl"
+    failed = [
+        row for line in path.read_text(encoding="utf-8").splitlines() if (row := json.loads(line))["status"] == "error"
+    ]
+    if not failed:
+        return None
+    return (
+        f"{len(failed)} episode(s) of {path.parent} ended in an error, the first: {failed[0].get('error')}; "
+        "the same command run again plays their targets again (their records move to errors.jsonl)"
+    )
 
 
 def _append(handle, episode: Episode) -> None:
@@ -172,7 +210,9 @@ def run_episodes(
                 )
         manifest["created"] = previous.get("created")
     manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
-    done = finished_ids(episodes_path)
+    done = finished_ids(episodes_path)  # first: it cuts off a torn last line
+    if set_aside_errors(episodes_path):
+        done = finished_ids(episodes_path)
     pending = [(record_id, task) for record_id, task in tasks.items() if record_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
@@ -289,11 +329,12 @@ async def _advance_independently(
 
 
 def count_statuses(episodes_path: Path, expected: int) -> dict:
-    counts = {"expected": expected, "attempted": 0, "completed": 0, "submitted": 0}
+    counts = {"expected": expected, "attempted": 0, "completed": 0, "submitted": 0, "error": 0}
     with open(episodes_path, encoding="utf-8") as handle:
         for line in handle:
             status = json.loads(line)["status"]
             counts["attempted"] += 1
             counts["completed"] += status in ("submitted", "budget_exhausted")
             counts["submitted"] += status == "submitted"
+            counts["error"] += status == "error"
     return counts

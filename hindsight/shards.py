@@ -75,6 +75,6 @@ def merged_manifest(manifests: list[dict], **fields) -> dict:
         **manifests[0],
         "shard": None,
         "merged_shards": len(manifests),
-        "counts": {key: sum(m["counts"][key] for m in manifests) for key in manifests[0]["counts"]},
+        "counts": {key: sum(m["counts"].get(key, 0) for m in manifests) for key in manifests[0]["counts"]},
         **fields,
     }

@@ -29,7 +29,7 @@ def test_run_then_compare_on_the_world(tmp_path, capsys):
     assert run_main([str(path), "--name", "a", "--limit", "15"]) == 0
     assert run_main([str(path), "--name", "b", "--limit", "15"]) == 0
     manifest = json.loads((tmp_path / "runs" / "a" / "manifest.json").read_text())
-    assert manifest["counts"] == {"expected": 15, "attempted": 15, "completed": 15, "submitted": 15}
+    assert manifest["counts"] == {"expected": 15, "attempted": 15, "completed": 15, "submitted": 15, "error": 0}
     assert manifest["instances"]["split"] == "eval" and manifest["policy"]["backend"] == "bm25-oneshot"
     assert manifest["recipe"]["protocol"]["budget"] == 6 and manifest["software"]["python"]
     capsys.readouterr()

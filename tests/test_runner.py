@@ -13,7 +13,7 @@ from hindsight.policy.parsing import ToolCall
 from hindsight.policy.scripted import BM25OneShot
 from hindsight.prompts import SEARCH_ONLY_SYSTEM
 from hindsight.protocol import ProtocolConfig
-from hindsight.runner import RunDirError, finished_ids, run_episodes
+from hindsight.runner import RunDirError, error_summary, finished_ids, run_episodes
 from hindsight.schema import Task
 from hindsight.search.bm25 import BM25Backend
 from tests.helpers import keyed, random_papers
@@ -221,3 +221,34 @@ def test_a_crashed_api_run_resumes_to_the_same_records_as_an_uninterrupted_one(b
     )
     assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
     assert len(records(tmp_path / "resumed")) == len(TASKS)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_targets_whose_episode_the_policy_crashed_in_are_played_again_on_restart(backend, tmp_path, flavour):
+    """A crash is not the policy's answer (a dead engine made every episode of a real run one):
+    the restart moves those records to errors.jsonl and ends with the records of a run that never
+    crashed."""
+    config = ProtocolConfig(budget=6)
+
+    def run(folder, step):
+        return run_episodes(
+            FLAVOURS[flavour]("p", step), keyed(TASKS), backend, config, tmp_path / folder, batch_size=4, progress=False
+        )
+
+    def engine_dies_on_t5(conv, n):
+        if conv.task.task_id == "t5":
+            raise RuntimeError("EngineDeadError: the worker was killed")
+        return submit_on_third_turn(conv, n)
+
+    run("whole", submit_on_third_turn)
+    crashed = run("resumed", engine_dies_on_t5)
+    failed = [r["instance_id"] for r in records(tmp_path / "resumed") if r["status"] == "error"]
+    assert "t5" in failed and crashed["counts"]["error"] == len(failed)
+    assert "EngineDeadError" in error_summary(tmp_path / "resumed")
+    assert error_summary(tmp_path / "whole") is None
+
+    restarted = run("resumed", submit_on_third_turn)
+    assert strip_timing(records(tmp_path / "resumed")) == strip_timing(records(tmp_path / "whole"))
+    assert restarted["counts"]["error"] == 0 and error_summary(tmp_path / "resumed") is None
+    set_aside = [json.loads(line) for line in (tmp_path / "resumed" / "errors.jsonl").read_text().splitlines()]
+    assert sorted(r["instance_id"] for r in set_aside) == sorted(failed)

@@ -21,7 +21,7 @@ import sys
 
 from hindsight.eval.evaluation import evaluate, merge_evaluation
 from hindsight.recipe import recipe_command
-from hindsight.runner import RunDirError
+from hindsight.runner import RunDirError, error_summary
 from hindsight.shards import parse_shard
 
 
@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
                 student=args.student,
                 shard=shard,
             )
+            failed = error_summary(run_dir)
+            if failed:  # the run is not a measurement of the policy until these are played again
+                return f"error: {failed}", 1
             if shard:
                 return (
                     f"shard episodes: {run_dir / 'episodes.jsonl'}\nnext, once every shard is done: --merge {shard[1]}"
