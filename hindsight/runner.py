@@ -51,8 +51,13 @@ class Live:
     error: str | None = None
 
 
+ERRORS_LOG = "errors.jsonl"
+
+
 def finished_ids(path: Path) -> set[str]:
-    """Instance ids already recorded; a torn last line (a crash mid-write) is cut off first."""
+    """Instance ids already recorded. A torn last line (a crash mid-write) is cut off first, and
+    the records of episodes the policy crashed in (status `error`) move to errors.jsonl beside it
+    (appended: nothing is lost), so their targets are played again."""
     if not path.exists():
         return set()
     data = path.read_bytes()
@@ -61,36 +66,34 @@ def finished_ids(path: Path) -> set[str]:
         with open(path, "r+b") as handle:
             handle.truncate(keep)
         data = data[:keep]
-    done = set()
-    for line_no, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                done.add(json.loads(line)["instance_id"])
-            except (json.JSONDecodeError, KeyError):
-                raise RunDirError(f"{path}:{line_no}: not an episode record; the file is damaged") from None
+    done, kept, failed = set(), [], []
+    for line_no, line in enumerate(data.decode("utf-8").splitlines(keepends=True), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            record_id = record["instance_id"]
+        except (json.JSONDecodeError, KeyError):
+            raise RunDirError(f"{path}:{line_no}: not an episode record; the file is damaged") from None
+        if record.get("status") == "error":
+            failed.append(line)
+        else:
+            kept.append(line)
+            done.add(record_id)
+    if failed:
+        _set_aside(path, kept, failed)
     return done
 
 
-ERRORS_LOG = "errors.jsonl"
-
-
-def set_aside_errors(episodes_path: Path) -> int:
-    """Moves the records of episodes that ended in `error` from episodes.jsonl to errors.jsonl
-    beside it (appended: nothing is lost), so their targets are played again; how many moved."""
-    if not episodes_path.exists():
-        return 0
-    lines = episodes_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    failed = [line for line in lines if line.strip() and json.loads(line).get("status") == "error"]
-    if not failed:
-        return 0
-    with open(episodes_path.parent / ERRORS_LOG, "a", encoding="utf-8") as handle:
+def _set_aside(path: Path, kept: list[str], failed: list[str]) -> None:
+    """`failed` appended to errors.jsonl (synced first), then episodes.jsonl replaced by `kept`."""
+    with open(path.parent / ERRORS_LOG, "a", encoding="utf-8") as handle:
         handle.writelines(failed)
         handle.flush()
         os.fsync(handle.fileno())
-    kept = episodes_path.with_suffix(".jsonl.tmp")
-    kept.write_text("".join(line for line in lines if line not in failed), encoding="utf-8")
-    os.replace(kept, episodes_path)
-    return len(failed)
+    rest = path.with_suffix(".jsonl.tmp")
+    rest.write_text("".join(kept), encoding="utf-8")
+    os.replace(rest, path)
 
 
 def error_summary(run_dir: Path) -> str | None:
@@ -210,9 +213,7 @@ def run_episodes(
                 )
         manifest["created"] = previous.get("created")
     manifest.setdefault("created", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
-    done = finished_ids(episodes_path)  # first: it cuts off a torn last line
-    if set_aside_errors(episodes_path):
-        done = finished_ids(episodes_path)
+    done = finished_ids(episodes_path)
     pending = [(record_id, task) for record_id, task in tasks.items() if record_id not in done]
     manifest["status"] = "running"
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
