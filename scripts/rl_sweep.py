@@ -47,11 +47,16 @@ def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> 
     overrides = [*sets, *(f"{k}={v}" for k, v in combo.items()), f"rl.output_dir={folder}"]
     (folder / "sweep_settings.json").write_text(json.dumps({"recipe": recipe, "overrides": overrides[:-1]}))
     command = [sys.executable, str(ROOT / "train/rl.py"), recipe, *itertools.chain(*(["--set", o] for o in overrides))]
+    resumed = any(folder.glob("checkpoint-*"))
     start = time.time()
-    with open(folder / "train.log", "w") as log:
+    # Appended, so a resumed run keeps the log of the part that ran before the stop.
+    with open(folder / "train.log", "a") as log:
+        log.write(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} {'resumed' if resumed else 'started'}\n")
+        log.flush()
         subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
     seconds = round(time.time() - start, 1)
-    timing.write_text(json.dumps({"seconds": seconds}))
+    # A resumed run's seconds are those of its last part only; the log's headers date each part.
+    timing.write_text(json.dumps({"seconds": seconds, "resumed": resumed}))
     return seconds
 
 

@@ -74,3 +74,20 @@ def test_collected_runs_are_tabled_with_their_settings_and_whether_they_finished
     assert table[2] == "| a | lr 1e-4 | 0.1000 → 0.1400 (10) → 0.1200 (20) | 0.0% | 25% | yes |"
     assert table[3].startswith("| b |  | 0.1000 → 0.1000 (0) → 0.0500 (10) |") and table[3].endswith("| stopped |")
     assert sweep.short_setting("rl.reward={ndcg10: 1.0, malformed: -0.5}") == "reward +1·ndcg10 −0.5·malformed"
+
+
+def test_a_resumed_sweep_run_keeps_the_log_of_its_first_part(tmp_path, monkeypatch):
+    sweep = load_sweep()
+    # A stand-in for train/rl.py that prints the overrides it was given.
+    fake_root = tmp_path / "root"
+    (fake_root / "train").mkdir(parents=True)
+    (fake_root / "train/rl.py").write_text("import sys\nprint('trained with', *sys.argv[2:])\n")
+    monkeypatch.setattr(sweep, "ROOT", fake_root)
+    folder = tmp_path / "sweep/steps-120"
+    (folder / "checkpoint-10").mkdir(parents=True)
+    (folder / "train.log").write_text("first part, stopped at step 12\n")
+    sweep.train("recipe.yaml", {"rl.steps": "120"}, [], folder)
+    log = (folder / "train.log").read_text()
+    assert log.startswith("first part, stopped at step 12\n")
+    assert "resumed" in log and "trained with --set rl.steps=120" in log
+    assert json.loads((folder / "sweep_seconds.json").read_text())["resumed"] is True
