@@ -81,6 +81,7 @@ class PolicyConfig:
         None  # prompt + reply tokens beyond which an episode ends as context_overflow (default: the model's; vllm 32768)
     )
     tool_style: str = "auto"  # how tool calls are written in text: auto, qwen or llama
+    chat_template: str | None = None  # hf, vllm: a .jinja file to render prompts with; default: the model's own
     dtype: str = "auto"  # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
     reuse_cache: bool = True  # keep an episode's keys/values across its turns (hf: its cache; vllm: prefix caching)
 

@@ -126,6 +126,75 @@ def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_pat
         evaluate(load_recipe(recipe), "other", student=str(tmp_path / "sft"), progress=False)
 
 
+def test_a_student_trained_with_a_template_file_is_evaluated_only_with_that_file(tiny_model, tmp_path):
+    """train.chat_template renders a student's training rows with a file of the user's (a model
+    whose own template writes no tool calls needs one); policy.chat_template serves its prompts."""
+    from transformers import AutoTokenizer
+
+    from hindsight.errors import UserError
+    from hindsight.eval.evaluation import evaluate
+
+    own = AutoTokenizer.from_pretrained(tiny_model).chat_template
+    template = tmp_path / "tools.jinja"
+    template.write_text(own.replace("# Tools", "# Functions you may call"))
+    shutil.copytree(tiny_model, tmp_path / "sft" / "model")
+    manifest = {
+        "base_model": str(tiny_model),
+        "output": "model",
+        "hyperparameters": {"lora": None},
+        "enable_thinking": False,
+        "chat_template_hash": hashlib.sha256(template.read_bytes()).hexdigest(),
+    }
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
+    )
+    student = str(tmp_path / "sft")
+    with pytest.raises(ValueError, match="another chat template.*policy.chat_template"):
+        evaluate(load_recipe(recipe), "own-template", student=student, progress=False)
+    run_dir = evaluate(
+        load_recipe(recipe, [f"policy.chat_template={template}"]), "file-template", student=student, progress=False
+    )
+    assert json.loads((run_dir / "manifest.json").read_text())["policy"]["chat_template"] == str(template)
+    with pytest.raises(UserError, match="policy.chat_template: no chat template file at .*absent.jinja"):
+        evaluate(
+            load_recipe(recipe, [f"policy.chat_template={tmp_path / 'absent.jinja'}"]),
+            "x",
+            student=student,
+            progress=False,
+        )
+
+
+def test_rl_starts_from_the_template_its_lora_student_was_trained_with(tiny_model, tmp_path):
+    """A LoRA student's base model holds its own template; RL reads the one training saved beside
+    the adapter, and refuses to start when neither is the one the manifest records."""
+    from transformers import AutoTokenizer
+
+    from hindsight.rl.grpo import student_tokenizer
+    from hindsight.stages import StudentManifest
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    trained = tokenizer.chat_template.replace("# Tools", "# Functions you may call")
+    tokenizer.chat_template = trained
+    tokenizer.save_pretrained(tmp_path / "sft" / "adapter")
+    manifest = {
+        "base_model": str(tiny_model),
+        "output": "adapter",
+        "hyperparameters": {"lora": {"rank": 4}},
+        "enable_thinking": False,
+        "chat_template_hash": hashlib.sha256(trained.encode()).hexdigest(),
+    }
+    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    student = StudentManifest.read(tmp_path / "sft")
+    assert student_tokenizer(student, str(tiny_model)).chat_template == trained
+    shutil.rmtree(tmp_path / "sft" / "adapter")
+    (tmp_path / "sft" / "adapter").mkdir()
+    with pytest.raises(ConfigError, match="trained with a chat template that neither"):
+        student_tokenizer(student, str(tiny_model))
+
+
 def test_a_qwen3_student_trained_with_the_templates_own_history_is_refused(tiny_model, tmp_path):
     """Under a template that reads reasoning_content, a student trained before history was rendered
     as generated saw other contexts than the evaluator now serves."""

@@ -52,7 +52,8 @@ def check_rendering(manifest: StudentManifest, policy, enable_thinking: bool) ->
     if manifest.chat_template_hash and template and text_hash(template) != manifest.chat_template_hash:
         raise UserError(
             f"{manifest.path}: the student was trained with another chat template than the one "
-            f"{policy.name} renders prompts with; train and evaluate with the same template"
+            f"{policy.name} renders prompts with; train and evaluate with the same template "
+            "(policy.chat_template names a template file, such as the student folder's chat_template.jinja)"
         )
     # only templates that read reasoning_content render history differently as generated
     if template and "reasoning_content" in template and manifest.history != HISTORY_RENDERING:

@@ -31,6 +31,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
         "tool_style": config.tool_style,
         "enable_thinking": config.enable_thinking,
         "dtype": config.dtype,
+        "chat_template": config.chat_template,
     }
     if config.backend == "hf":
         from hindsight.policy.hf import HFPolicy

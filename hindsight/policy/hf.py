@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.base import Conversation, Turn
-from hindsight.policy.chat import ChatRenderer
+from hindsight.policy.chat import ChatRenderer, use_chat_template
 from hindsight.policy.kv_reuse import CACHE_ARGUMENT, KVReuse, Prefix, lay_out, plain_layers, returned_cache, split_rows
 from hindsight.provenance import folder_fingerprint
 
@@ -56,6 +56,7 @@ def describe_weights_policy(policy) -> dict:
         "seed": policy.seed,
         "enable_thinking": policy.enable_thinking,
         "dtype": policy.dtype,
+        **({"chat_template": policy.chat_template} if getattr(policy, "chat_template", None) else {}),
         # a local folder retrained in place keeps its name: these tell the runs apart
         "model_fingerprint": folder_fingerprint(policy.model_id),
         "adapter_fingerprint": folder_fingerprint(policy.adapter),
@@ -82,6 +83,7 @@ class HFPolicy:
         enable_thinking: bool = False,
         max_context: int | None = None,
         reuse_cache: bool = True,
+        chat_template: str | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -91,6 +93,8 @@ class HFPolicy:
         self.enable_thinking, self.dtype = enable_thinking, dtype
         weights = resolve_model(model)  # a .gguf file becomes its dequantised folder
         self.tokenizer = AutoTokenizer.from_pretrained(weights, revision=revision)
+        self.chat_template = chat_template
+        use_chat_template(self.tokenizer, chat_template, "policy.chat_template")
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

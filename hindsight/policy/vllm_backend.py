@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hindsight.models.gguf import resolve_model
 from hindsight.policy.base import Conversation, Turn
-from hindsight.policy.chat import ChatRenderer
+from hindsight.policy.chat import ChatRenderer, use_chat_template
 from hindsight.policy.hf import PROBE, AdapterError, describe_weights_policy
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ class VLLMPolicy:
         engine=None,
         tokenizer=None,
         request_types: tuple | None = None,
+        chat_template: str | None = None,
     ):
         """`engine` and `request_types` ((SamplingParams, LoRARequest)) default to vLLM's own.
 
@@ -72,6 +73,8 @@ class VLLMPolicy:
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(self.weights, revision=revision)
+        self.chat_template = chat_template
+        use_chat_template(tokenizer, chat_template, "policy.chat_template")
         self.renderer = ChatRenderer(tokenizer, enable_thinking, tool_style)
         self._engine, self._request_types = engine, request_types
         self.adapter_logprob_change: float | None = None

@@ -27,7 +27,7 @@ from hindsight.jsonl import sha256_file
 from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.prompts import initial_messages
-from hindsight.provenance import git_commit, software_versions
+from hindsight.provenance import git_commit, software_versions, text_hash
 from hindsight.recipe import recipe_command
 from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.rl.config import RLConfig
@@ -62,6 +62,21 @@ SIGNAL_KEYS = (
 logger = get_logger(__name__)
 
 
+def student_tokenizer(student: StudentManifest, weights: str):
+    """The tokenizer the student was trained with: the one training saved beside it (its chat
+    template may be a file of the recipe's, not the base model's), else the base model's."""
+    from transformers import AutoTokenizer
+
+    saved = Path(student.output)
+    tokenizer = AutoTokenizer.from_pretrained(saved if (saved / "tokenizer_config.json").exists() else weights)
+    if student.chat_template_hash and text_hash(tokenizer.chat_template or "") != student.chat_template_hash:
+        raise ConfigError(
+            f"{student.path}: the student was trained with a chat template that neither {saved} "
+            f"nor {weights} holds; RL would render its episodes otherwise than it was trained on"
+        )
+    return tokenizer
+
+
 def load_student(cfg: RLConfig):
     """(model, tokenizer, record of where it came from) for the student RL starts from."""
     from peft import PeftModel
@@ -76,7 +91,7 @@ def load_student(cfg: RLConfig):
                 "a second adapter is not stacked on it (set rl.lora: null)"
             )
         weights = resolve_model(student.base_model) if student.lora else str(student.output)
-        tokenizer = AutoTokenizer.from_pretrained(weights)
+        tokenizer = student_tokenizer(student, weights)
         model = AutoModelForCausalLM.from_pretrained(weights, dtype="float32")
         if student.lora:
             model = PeftModel.from_pretrained(model, str(student.output), is_trainable=True)

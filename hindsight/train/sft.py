@@ -20,6 +20,7 @@ from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.log import get_logger
 from hindsight.models.gguf import model_provenance, resolve_model
+from hindsight.policy.chat import use_chat_template
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
 from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
@@ -62,8 +63,7 @@ def load_tokenizer(cfg: TrainConfig):
             f"train.base_model {cfg.base_model!r} is neither a model folder here nor a hub id "
             f"that could be loaded ({str(exc).splitlines()[0]})"
         ) from None
-    if cfg.chat_template:
-        tokenizer.chat_template = Path(cfg.chat_template).read_text()
+    use_chat_template(tokenizer, cfg.chat_template, "train.chat_template")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
