@@ -8,6 +8,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hindsight.errors import UserError
@@ -18,6 +19,12 @@ T = TypeVar("T")
 
 class ConfigError(UserError):
     pass
+
+
+def check_template_file(path: str | None, where: str) -> None:
+    """A chat template a recipe names must exist before any stage runs (None: the model's own)."""
+    if path and not Path(path).expanduser().is_file():
+        raise ConfigError(f"{where}: no chat template file at {path} (paths are read from the current folder)")
 
 
 def _check_type(value: Any, annotation: Any, where: str) -> Any:

@@ -46,6 +46,16 @@ def test_a_bad_key_in_any_section_fails_fast_naming_file_and_key(tmp_path, secti
         validate([str(recipe)])
 
 
+@pytest.mark.parametrize("section", ["policy", "train"])
+def test_a_chat_template_file_that_is_not_there_fails_validation_naming_the_key(tmp_path, section):
+    recipe = tmp_path / "template.yaml"
+    recipe.write_text(f"data:\n  source: world\n{section}:\n  chat_template: {tmp_path / 'tools.jinja'}\n")
+    with pytest.raises(ConfigError, match=f"{re.escape(str(recipe))}: {section}.chat_template: no chat template file"):
+        validate([str(recipe)])
+    (tmp_path / "tools.jinja").write_text("{{ messages }}")
+    assert validate([str(recipe)])[0].startswith(f"{recipe}: ok")
+
+
 def test_an_unknown_command_lists_the_commands(capsys):
     assert main(["trian"]) == 2
     err = capsys.readouterr().err
