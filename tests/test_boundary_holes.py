@@ -5,6 +5,7 @@ and bad input that must name its file and line."""
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +94,26 @@ def test_a_refused_resume_leaves_the_run_byte_identical(tmp_path):
         assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
 
 
+def full_student(tiny_model, folder, template: str) -> tuple[dict, Path]:
+    """A fully fine-tuned student in `folder` (the tiny model itself) trained with `template`, and
+    a one-target recipe that evaluates it with the hf backend: (its manifest, the recipe)."""
+    shutil.copytree(tiny_model, folder / "sft" / "model")
+    manifest = {
+        "base_model": str(tiny_model),
+        "output": "model",
+        "hyperparameters": {"lora": None},
+        "enable_thinking": False,
+        "chat_template_hash": hashlib.sha256(template.encode()).hexdigest(),
+    }
+    (folder / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    recipe = folder / "r.yaml"
+    recipe.write_text(
+        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
+        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {folder / 'runs'}\n"
+    )
+    return manifest, recipe
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -105,21 +126,7 @@ def test_a_student_trained_with_another_rendering_is_refused(tiny_model, tmp_pat
 
     from hindsight.eval.evaluation import evaluate
 
-    template = AutoTokenizer.from_pretrained(tiny_model).chat_template
-    shutil.copytree(tiny_model, tmp_path / "sft" / "model")
-    manifest = {
-        "base_model": str(tiny_model),
-        "output": "model",
-        "hyperparameters": {"lora": None},
-        "enable_thinking": False,
-        "chat_template_hash": hashlib.sha256(template.encode()).hexdigest(),
-    }
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text(
-        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
-        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
-    )
-    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
+    manifest, recipe = full_student(tiny_model, tmp_path, AutoTokenizer.from_pretrained(tiny_model).chat_template)
     evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)  # as trained: accepted
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, **change}))
     with pytest.raises(ValueError, match=message):
@@ -137,20 +144,7 @@ def test_a_student_trained_with_a_template_file_is_evaluated_only_with_that_file
     own = AutoTokenizer.from_pretrained(tiny_model).chat_template
     template = tmp_path / "tools.jinja"
     template.write_text(own.replace("# Tools", "# Functions you may call"))
-    shutil.copytree(tiny_model, tmp_path / "sft" / "model")
-    manifest = {
-        "base_model": str(tiny_model),
-        "output": "model",
-        "hyperparameters": {"lora": None},
-        "enable_thinking": False,
-        "chat_template_hash": hashlib.sha256(template.read_bytes()).hexdigest(),
-    }
-    (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text(
-        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
-        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
-    )
+    _, recipe = full_student(tiny_model, tmp_path, template.read_text())
     student = str(tmp_path / "sft")
     with pytest.raises(ValueError, match="another chat template.*policy.chat_template"):
         evaluate(load_recipe(recipe), "own-template", student=student, progress=False)
