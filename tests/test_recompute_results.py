@@ -1,0 +1,32 @@
+"""The committed real-model comparisons are what their kept episodes give, by one command."""
+
+import shutil
+from pathlib import Path
+
+from tests.helpers import load_file_module
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_recompute():
+    return load_file_module("recompute_results", ROOT / "scripts/recompute_results.py")
+
+
+def test_every_committed_comparison_is_what_its_kept_episodes_give():
+    recompute = load_recompute()
+    assert recompute.seed_folders(ROOT), "no kept runs found under benchmarks/results/*/seed*/repaired/runs"
+    assert recompute.main(["--check"]) == 0
+
+
+def test_a_comparison_edited_by_hand_is_found(tmp_path):
+    recompute = load_recompute()
+    source = recompute.seed_folders(ROOT)[-1]
+    folder = tmp_path / source.relative_to(ROOT)
+    shutil.copytree(source, folder)
+    text = (folder / "comparison.md").read_text()
+    edited = text.replace("+0.0", "+0.1", 1)
+    assert edited != text
+    (folder / "comparison.md").write_text(edited)
+    again = recompute.recomputed(folder, tmp_path)
+    assert again[folder / "comparison.md"] == text
+    assert again[folder / "comparison.json"] == (folder / "comparison.json").read_text()
