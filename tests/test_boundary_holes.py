@@ -151,7 +151,9 @@ def test_a_student_trained_with_a_template_file_is_evaluated_only_with_that_file
     run_dir = evaluate(
         load_recipe(recipe, [f"policy.chat_template={template}"]), "file-template", student=student, progress=False
     )
-    assert json.loads((run_dir / "manifest.json").read_text())["policy"]["chat_template"] == str(template)
+    policy = json.loads((run_dir / "manifest.json").read_text())["policy"]
+    assert policy["chat_template"] == str(template)
+    assert policy["chat_template_hash"] == hashlib.sha256(template.read_bytes()).hexdigest()
     with pytest.raises(UserError, match="policy.chat_template: no chat template file at .*absent.jinja"):
         evaluate(
             load_recipe(recipe, [f"policy.chat_template={tmp_path / 'absent.jinja'}"]),

@@ -8,7 +8,7 @@ from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.chat import ChatRenderer, use_chat_template
 from hindsight.policy.kv_reuse import CACHE_ARGUMENT, KVReuse, Prefix, lay_out, plain_layers, returned_cache, split_rows
-from hindsight.provenance import folder_fingerprint
+from hindsight.provenance import folder_fingerprint, text_hash
 
 PROBE = [
     {"role": "system", "content": "You search for papers."},
@@ -43,6 +43,16 @@ def check_adapter_changes_logits(model, tokenizer, adapter: str, tools: list[dic
     return change
 
 
+def template_record(policy) -> dict:
+    """The template file a recipe named instead of the model's own, with its text's hash ({} if none)."""
+    if not getattr(policy, "chat_template", None):
+        return {}
+    return {
+        "chat_template": policy.chat_template,
+        "chat_template_hash": text_hash(policy.renderer.tokenizer.chat_template),
+    }
+
+
 def describe_weights_policy(policy) -> dict:
     """The manifest's account of a policy that runs model weights itself (hf, vllm)."""
     return {
@@ -56,7 +66,7 @@ def describe_weights_policy(policy) -> dict:
         "seed": policy.seed,
         "enable_thinking": policy.enable_thinking,
         "dtype": policy.dtype,
-        **({"chat_template": policy.chat_template} if getattr(policy, "chat_template", None) else {}),
+        **template_record(policy),
         # a local folder retrained in place keeps its name: these tell the runs apart
         "model_fingerprint": folder_fingerprint(policy.model_id),
         "adapter_fingerprint": folder_fingerprint(policy.adapter),
