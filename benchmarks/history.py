@@ -41,13 +41,10 @@ QWEN_SPECIAL = [
 
 
 def demonstrations(work: Path):
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
+    from hindsight.distill import run_distillation
     from hindsight.stages import read_sft_set
 
-    for step in (teacher_main, replay_main, select_main):
-        assert step(["recipes/demo.yaml", "--set", f"distill.out_dir={work / 'distill'}"]) == 0
+    run_distillation(["recipes/demo.yaml", "--set", f"distill.out_dir={work / 'distill'}"])
     return read_sft_set(work / "distill" / "sft.jsonl")
 
 

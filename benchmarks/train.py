@@ -32,9 +32,7 @@ from benchmarks.common import finish, machine
 
 def make_examples(work: Path, targets: int, model: str | None):
     from hindsight.data import load_benchmark
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
+    from hindsight.distill import run_distillation
     from hindsight.models.tiny import build_tiny_qwen
     from hindsight.stages import read_sft_set
     from hindsight.train.data import encode_rows
@@ -51,8 +49,7 @@ def make_examples(work: Path, targets: int, model: str | None):
             }
         )
     )
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
+    run_distillation([str(recipe)])
     if model:
         from hindsight.models.gguf import resolve_model
 

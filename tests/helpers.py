@@ -259,12 +259,9 @@ def write_recipe(root: Path, model: Path, **train) -> Path:
 
 def distill(recipe: Path) -> None:
     """The distillation stage of `recipe` as its commands run it: teacher, replay, selection."""
-    from hindsight.distill.replay import main as replay_main
-    from hindsight.distill.select import main as select_main
-    from hindsight.distill.teacher import main as teacher_main
+    from hindsight.distill import run_distillation
 
-    for step in (teacher_main, replay_main, select_main):
-        assert step([str(recipe)]) == 0
+    run_distillation([str(recipe)])
 
 
 def distil_and_train(root: Path, model: Path, **train) -> dict:
