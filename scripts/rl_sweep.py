@@ -60,9 +60,18 @@ def train(recipe: str, combo: dict[str, str], sets: list[str], folder: Path) -> 
     return seconds
 
 
-def summary(folder: Path) -> dict:
+def judged(row: dict, judge: dict[str, float], where: Path) -> float:
+    """A dev scoring under another reward's weights (runs whose rewards differ compared on one)."""
+    missing = [term for term in judge if term not in row]
+    if missing:
+        raise SystemExit(f"{where}: its dev rows have no {', '.join(missing)} to judge by")
+    return sum(weight * row[term] for term, weight in judge.items())
+
+
+def summary(folder: Path, judge: dict[str, float] | None = None) -> dict:
     """One run's dev curve and learning signal, with the overrides and wall time its folder records
-    (sweep_settings.json, sweep_seconds.json; absent for a run made otherwise)."""
+    (sweep_settings.json, sweep_seconds.json; absent for a run made otherwise). With `judge`, also
+    the chosen scoring (the run's own best) under those reward weights."""
     settings_file, timing = folder / "sweep_settings.json", folder / "sweep_seconds.json"
     settings = json.loads(settings_file.read_text())["overrides"] if settings_file.exists() else []
     seconds = json.loads(timing.read_text())["seconds"] if timing.exists() else None
@@ -93,6 +102,9 @@ def summary(folder: Path) -> dict:
         "reward_std": mean("reward_std"),
         "entropy": mean("entropy"),
         "last_kl": next((row["kl"] for row in reversed(signal) if "kl" in row), None),
+        **(
+            {"judged_start": judged(dev[0], judge, folder), "judged_best": judged(best, judge, folder)} if judge else {}
+        ),
     }
 
 
@@ -116,9 +128,11 @@ def short_setting(item: str) -> str:
 
 
 def markdown(results: list[dict]) -> str:
+    judging = any("judged_best" in row for row in results)
     lines = [
-        "| run | settings (beyond the recipe's) | dev reward: start → best (step) → last (step) | malformed at best | groups without spread | finished |",
-        "|---|---|---|---:|---:|---|",
+        "| run | settings (beyond the recipe's) | dev reward: start → best (step) → last (step) | malformed at best | groups without spread | finished |"
+        + (" judge's reward: start → at the chosen step |" if judging else ""),
+        "|---|---|---|---:|---:|---|" + ("---:|" if judging else ""),
     ]
     for row in results:
         shown = ", ".join(short_setting(item) for item in row["settings"] if not item.startswith("rl.dev_every="))
@@ -127,6 +141,7 @@ def markdown(results: list[dict]) -> str:
             f"| {row['name']} | {shown} | {row['dev_start']:.4f} → {row['dev_best']:.4f} ({row['dev_best_step']}) → "
             f"{row['dev_last']:.4f} ({row['dev_last_step']}) | {row['dev_best_malformed']:.1%} | "
             f"{'–' if zero is None else f'{zero:.0%}'} | {'yes' if row['finished'] else 'stopped'} |"
+            + (f" {row['judged_start']:.4f} → {row['judged_best']:.4f} |" if judging else "")
         )
     return "\n".join(lines) + "\n"
 
@@ -145,12 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], dest="sets", help="a fixed override for every run")
     parser.add_argument("--out", type=Path, help="one folder per combination under it")
     parser.add_argument("--json", type=Path, help="write the summary here")
+    parser.add_argument(
+        "--judge", help="with --collect: reward weights (a YAML mapping) to compare runs whose own rewards differ"
+    )
     args = parser.parse_args(argv)
     if args.collect:
-        results = [summary(folder) for folder in args.collect]
+        import yaml
+
+        judge = yaml.safe_load(args.judge) if args.judge else None
+        results = [summary(folder, judge) for folder in args.collect]
         print(markdown(results))
         if args.json:
-            write_summary(args.json, {}, results)
+            write_summary(args.json, {"judge": judge} if judge else {}, results)
         return 0
     if not args.recipe:
         parser.error("a recipe, or --collect")

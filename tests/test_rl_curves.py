@@ -76,6 +76,16 @@ def test_collected_runs_are_tabled_with_their_settings_and_whether_they_finished
     assert sweep.short_setting("rl.reward={ndcg10: 1.0, malformed: -0.5}") == "reward +1·ndcg10 −0.5·malformed"
 
 
+def test_runs_with_other_rewards_are_judged_on_one_at_the_step_each_chose(tmp_path):
+    sweep = load_sweep()
+    write_rewards(tmp_path / "a", [(0, 0.10), (10, 0.14), (20, 0.12)])
+    row = sweep.summary(tmp_path / "a", {"ndcg10": 1.0, "exposed_gain": 0.5})
+    assert row["judged_start"] == pytest.approx(0.15) and row["judged_best"] == pytest.approx(0.19)
+    assert sweep.markdown([row]).splitlines()[2].endswith("| 0.1500 → 0.1900 |")
+    with pytest.raises(SystemExit, match="no selected_gain to judge by"):
+        sweep.summary(tmp_path / "a", {"selected_gain": 1.0})
+
+
 def test_a_resumed_sweep_run_keeps_the_log_of_its_first_part(tmp_path, monkeypatch):
     sweep = load_sweep()
     # A stand-in for train/rl.py that prints the overrides it was given.
