@@ -169,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
 
         judge = yaml.safe_load(args.judge) if args.judge else None
         results = [summary(folder, judge) for folder in args.collect]
+        if len({row["name"] for row in results}) < len(results):  # same-named runs of different sweeps
+            for row, folder in zip(results, args.collect):
+                row["name"] = f"{folder.parent.name}/{folder.name}"
         print(markdown(results))
         if args.json:
             write_summary(args.json, {"judge": judge} if judge else {}, results)

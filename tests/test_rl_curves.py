@@ -84,6 +84,22 @@ def test_runs_with_other_rewards_are_judged_on_one_at_the_step_each_chose(tmp_pa
     assert sweep.markdown([row]).splitlines()[2].endswith("| 0.1500 → 0.1900 |")
     with pytest.raises(SystemExit, match="no selected_gain to judge by"):
         sweep.summary(tmp_path / "a", {"selected_gain": 1.0})
+    write_rewards(tmp_path / "other" / "a", [(0, 0.10), (10, 0.12)])
+    out = tmp_path / "summary.json"
+    sweep.main(
+        [
+            "--collect",
+            str(tmp_path / "a"),
+            str(tmp_path / "other" / "a"),
+            "--judge",
+            "{ndcg10: 1.0}",
+            "--json",
+            str(out),
+        ]
+    )
+    summary = json.loads(out.read_text())
+    assert [row["name"] for row in summary["runs"]] == [f"{tmp_path.name}/a", "other/a"]
+    assert summary["judge"] == {"ndcg10": 1.0}
 
 
 def test_a_resumed_sweep_run_keeps_the_log_of_its_first_part(tmp_path, monkeypatch):
