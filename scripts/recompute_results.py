@@ -1,13 +1,14 @@
 """The real-model experiment's committed comparisons, recomputed from the kept episodes:
 
-    python scripts/recompute_results.py            # rewrite each seed's comparison and search behaviour
-    python scripts/recompute_results.py --check    # write nothing; exit 1 naming every file that differs
+    python -m scripts.recompute_results            # rewrite each seed's comparison and search behaviour
+    python -m scripts.recompute_results --check    # write nothing; exit 1 naming every file that differs
 
 Each `benchmarks/results/<experiment>/seed<N>/repaired/` folder whose `runs/` holds kept runs of
 the arms base, format and sft (those present, in that order) gets `comparison.json` and
 `comparison.md` (`eval/compare.py ARMS --every-pair --slice both-submitted`, 10,000 resamples,
 seed 0) and `search_behaviour.json` (`python -m benchmarks.search_behaviour`), then the pages'
-tables are regenerated from them (`docs/hooks/results.py`).
+tables are regenerated from them (`docs/hooks/results.py`). Run it from the repository's root
+(`-m`: it imports benchmarks/ and docs/hooks/, folders of the repository, not of the package).
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks/ and docs/hooks/ are folders of the repository, not installed
-    sys.path.insert(0, str(ROOT))
 
 ARMS = ("base", "format", "sft")
 
