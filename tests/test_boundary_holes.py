@@ -201,23 +201,11 @@ def test_a_qwen3_student_trained_with_the_templates_own_history_is_refused(tiny_
     qwen3 = SHARED_DATA.parent / "chat_templates" / "qwen3.jinja"
     if not qwen3.exists():
         pytest.skip(f"{qwen3} is absent (it ships in ../shared/chat_templates)")
+    manifest, recipe = full_student(tiny_model, tmp_path, qwen3.read_text())
     model = tmp_path / "sft" / "model"
-    shutil.copytree(tiny_model, model)
     tokenizer = AutoTokenizer.from_pretrained(model)
     tokenizer.chat_template = qwen3.read_text()
     tokenizer.save_pretrained(model)
-    manifest = {
-        "base_model": str(tiny_model),
-        "output": "model",
-        "hyperparameters": {"lora": None},
-        "enable_thinking": False,
-        "chat_template_hash": hashlib.sha256(qwen3.read_bytes()).hexdigest(),
-    }
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text(
-        f"data: {{source: world, max_targets: 1}}\nprotocol: {{budget: 2}}\n"
-        f"policy: {{backend: hf, model: {tiny_model}, max_new_tokens: 4}}\nruns_dir: {tmp_path / 'runs'}\n"
-    )
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps({**manifest, "history": "as_generated"}))
     evaluate(load_recipe(recipe), "same", student=str(tmp_path / "sft"), progress=False)
     (tmp_path / "sft" / "train_manifest.json").write_text(json.dumps(manifest))
