@@ -41,13 +41,14 @@ RECIPE_SECTIONS = ("hindsight.distill.config", "hindsight.train.config", "hindsi
 def validate(paths: list[str], overrides: list[str] | None = None) -> list[str]:
     """One line per recipe: what each stage would read and write. Raises ConfigError on the first
     bad recipe, naming its file and key. Reads the recipes; writes nothing."""
-    from hindsight.config import check_template_file
+    from hindsight.config import read_chat_template
     from hindsight.recipe import load_recipe
 
     lines = []
     for path in paths:
         recipe = load_recipe(path, overrides)
-        check_template_file(recipe.policy.chat_template, f"{path}: policy.chat_template")
+        if recipe.policy.chat_template:
+            read_chat_template(recipe.policy.chat_template, f"{path}: policy.chat_template")
         stages = [importlib.import_module(module).recipe_summary(recipe) for module in RECIPE_SECTIONS]
         lines.append(
             f"{path}: ok — {recipe.data.source}/{recipe.data.split}, policy {recipe.policy.backend}, "

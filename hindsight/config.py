@@ -21,10 +21,16 @@ class ConfigError(UserError):
     pass
 
 
-def check_template_file(path: str | None, where: str) -> None:
-    """A chat template a recipe names must exist before any stage runs (None: the model's own)."""
-    if path and not Path(path).expanduser().is_file():
-        raise ConfigError(f"{where}: no chat template file at {path} (paths are read from the current folder)")
+def read_chat_template(path: str | Path, where: str) -> str:
+    """The text of a chat template file a recipe names; a missing or empty file is an error that
+    names `where` (the recipe's key), raised by `hindsight validate` before any stage runs."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ConfigError(f"{where}: no chat template file at {file} (paths are read from the current folder)")
+    text = file.read_text(encoding="utf-8")
+    if not text.strip():
+        raise ConfigError(f"{where}: {file} is empty")
+    return text
 
 
 def _check_type(value: Any, annotation: Any, where: str) -> Any:

@@ -5,22 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindsight.errors import UserError
+from hindsight.config import read_chat_template
 from hindsight.policy.base import Conversation, Turn
 from hindsight.policy.parsing import parse_tool_calls
 
 HISTORY_RENDERING = "as_generated"  # recorded with a trained student; see check_rendering
-
-
-def read_chat_template(path: str | Path, field: str) -> str:
-    """A chat template file's text; a missing or empty file is an error that names the field."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise UserError(f"{field}: no chat template file at {file}")
-    text = file.read_text(encoding="utf-8")
-    if not text.strip():
-        raise UserError(f"{field}: {file} is empty")
-    return text
 
 
 def use_chat_template(tokenizer, path: str | Path | None, field: str) -> None:

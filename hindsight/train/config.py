@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hindsight.config import ConfigError, LoraSettings, check_template_file, from_mapping, read_lora
+from hindsight.config import ConfigError, LoraSettings, from_mapping, read_chat_template, read_lora
 
 
 @dataclass(frozen=True)
@@ -72,5 +72,6 @@ def recipe_summary(recipe) -> str:
     """For `hindsight validate`: the train section read and checked, and what it would write."""
     cfg = TrainConfig.from_recipe(recipe)
     lora = cfg.lora_settings(f"{recipe.path}: train.lora")
-    check_template_file(cfg.chat_template, f"{recipe.path}: train.chat_template")
+    if cfg.chat_template:
+        read_chat_template(cfg.chat_template, f"{recipe.path}: train.chat_template")
     return f"{'LoRA r ' + str(lora.rank) if lora else 'full fine-tuning'} of {cfg.base_model} → {cfg.output_dir}"
