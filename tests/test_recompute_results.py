@@ -1,6 +1,7 @@
 """The committed real-model comparisons are what their kept episodes give, by one command."""
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from tests.helpers import load_file_module
@@ -30,3 +31,14 @@ def test_a_comparison_edited_by_hand_is_found(tmp_path):
     again = recompute.recomputed(folder, tmp_path)
     assert again[folder / "comparison.md"] == text
     assert again[folder / "comparison.json"] == (folder / "comparison.json").read_text()
+
+
+def test_the_kept_episodes_are_not_ignored_by_git():
+    # a clean clone has only what git tracks: an ignored kept run passes here and fails there
+    recompute = load_recompute()
+    kept = [path for folder in recompute.seed_folders(ROOT) for path in (folder / "runs").rglob("*") if path.is_file()]
+    assert kept
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", *map(str, kept)], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    assert ignored == []
