@@ -311,6 +311,7 @@ def test_an_interrupted_training_resumes_from_its_last_checkpoint_to_the_weights
     manifest = train(loaded, TrainConfig.from_recipe(loaded), callbacks=(counted,))
     assert manifest["resumed_from"] == "checkpoint-2" and manifest["steps"] > 3
     assert counted.steps == manifest["steps"] - 2  # the two checkpointed steps were not run again
+    assert manifest["timing"]["steps_run"] == counted.steps and manifest["timing"]["seconds"] > 0
     assert json.loads((unbroken / "train_manifest.json").read_text())["resumed_from"] is None
     assert not checkpoints(broken) and not checkpoints(unbroken)
     a, b = _adapter_weights(unbroken), _adapter_weights(broken)

@@ -181,6 +181,20 @@ def resume_point(cfg: TrainConfig, trainer, data_sha256: str, provenance: dict) 
     return checkpoint
 
 
+def timing(metrics: dict, steps: int, checkpoint: Path | None) -> dict:
+    """This invocation's wall time and the optimiser steps it ran (a resumed run: those after its checkpoint)."""
+    import torch
+
+    steps_run = steps - (int(checkpoint.name.rpartition("-")[2]) if checkpoint else 0)
+    seconds = metrics.get("train_runtime")
+    return {
+        "seconds": round(seconds, 1) if seconds is not None else None,
+        "steps_run": steps_run,
+        "seconds_per_step": round(seconds / steps_run, 2) if seconds and steps_run else None,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
 def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     """Train and save the student; its manifest.
 
@@ -236,6 +250,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         "recipe": recipe.to_dict(),
         "frozen_token_rows": len(frozen),
         "resumed_from": checkpoint.name if checkpoint else None,
+        "timing": timing(result.metrics, trainer.state.global_step, checkpoint),
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(cfg.output_dir, manifest)
