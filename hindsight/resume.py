@@ -36,13 +36,19 @@ def resume_key(hyperparameters: dict, data_sha256: str, base_model: dict, proces
     }
 
 
+def checkpoint_step(path: Path) -> int | None:
+    """The optimiser step a `checkpoint-N` folder was saved at; None for any other name."""
+    m = _CHECKPOINT.match(path.name)
+    return int(m.group(1)) if m else None
+
+
 def checkpoints(output_dir: str | Path, written_last: str = "trainer_state.json") -> list[Path]:
     """The whole checkpoints under `output_dir`, oldest first: those holding `written_last`, the
     file a checkpoint's writer writes after everything else."""
     found = [
-        (int(m.group(1)), path)
+        (step, path)
         for path in Path(output_dir).glob("checkpoint-*")
-        if (m := _CHECKPOINT.match(path.name)) and (path / written_last).is_file()
+        if (step := checkpoint_step(path)) is not None and (path / written_last).is_file()
     ]
     return [path for _, path in sorted(found)]
 
@@ -81,6 +87,6 @@ def write_key(output_dir: str | Path, key: dict) -> None:
 def remove_checkpoints(output_dir: str | Path) -> None:
     """After a finished training: the saved student is the product; its checkpoints are not."""
     for path in Path(output_dir).glob("checkpoint-*"):
-        if _CHECKPOINT.match(path.name):
+        if checkpoint_step(path) is not None:
             shutil.rmtree(path, ignore_errors=True)
     (Path(output_dir) / RESUME_KEY).unlink(missing_ok=True)

@@ -23,7 +23,7 @@ from hindsight.models.gguf import model_provenance, resolve_model
 from hindsight.policy.chat import use_chat_template
 from hindsight.provenance import git_commit, software_versions
 from hindsight.recipe import recipe_command
-from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_key, write_key
+from hindsight.resume import checkpoint_step, checkpoint_to_resume, remove_checkpoints, resume_key, write_key
 from hindsight.stages import (
     STUDENT_MANIFEST,
     DistillOutput,
@@ -185,7 +185,7 @@ def timing(metrics: dict, steps: int, checkpoint: Path | None) -> dict:
     """This invocation's wall time and the optimiser steps it ran (a resumed run: those after its checkpoint)."""
     import torch
 
-    steps_run = steps - (int(checkpoint.name.rpartition("-")[2]) if checkpoint else 0)
+    steps_run = steps - (checkpoint_step(checkpoint) if checkpoint else 0)
     seconds = metrics.get("train_runtime")
     return {
         "seconds": round(seconds, 1) if seconds is not None else None,
