@@ -394,3 +394,33 @@ def test_no_warmup_is_zero_steps(tmp_path):
 
     cfg = TrainConfig(output_dir=str(tmp_path), warmup_ratio=0.0, epochs=1, precision="fp32")
     assert trainer_arguments(cfg, examples=10).warmup_steps == 0
+
+
+@pytest.mark.slow
+def test_the_student_kept_at_epoch_one_is_the_one_epoch_student(sft_set):
+    """train.save_epochs: under a constant rate, epoch-1/ of a two-epoch run holds the weights, steps
+    and losses of a one-epoch run, in a folder evaluation reads as a student; a fresh run drops the
+    epoch folders an earlier run left."""
+    import torch
+
+    from hindsight.stages import StudentManifest
+    from hindsight.train.epochs import epoch_folders
+    from hindsight.train.sft import train
+
+    root, _, recipe = sft_set
+    sets = ["train.lr_scheduler=constant", "train.warmup_ratio=0"]
+    two, one = root / "two-epochs", root / "one-epoch"
+    (two / "epoch-3").mkdir(parents=True)  # left by an earlier run of other settings
+    for folder, extra in ((two, ["train.epochs=2", "train.save_epochs=true"]), (one, ["train.epochs=1"])):
+        loaded = load_recipe(recipe, [*sets, *extra, f"train.output_dir={folder}"])
+        train(loaded, TrainConfig.from_recipe(loaded))
+    assert list(epoch_folders(two)) == [1]
+    assert StudentManifest.read(two / "epoch-1").output == two / "epoch-1" / "adapter"
+    kept = json.loads((two / "epoch-1" / "train_manifest.json").read_text())
+    alone = json.loads((one / "train_manifest.json").read_text())
+    assert kept["steps"] == alone["steps"] and kept["hyperparameters"]["epochs"] == 1
+    assert kept["losses"] == pytest.approx(alone["losses"], rel=1e-5)
+    at_one, alone_weights, at_two = _adapter_weights(two / "epoch-1"), _adapter_weights(one), _adapter_weights(two)
+    assert at_one.keys() == alone_weights.keys()
+    assert all(torch.allclose(at_one[name], alone_weights[name], atol=1e-6) for name in at_one)
+    assert any(not torch.allclose(at_one[name], at_two[name], atol=1e-6) for name in at_one)

@@ -39,6 +39,7 @@ class TrainConfig:
     seed: int = 0  # data order, LoRA initialisation, dropout
     logging_steps: int = 1  # optimiser steps between loss lines
     save_every: int | None = None  # optimiser steps between checkpoints; a rerun resumes from the last (null: none)
+    save_epochs: bool = False  # also keep the student as it was at each earlier epoch's end, in epoch-N/ (choose epochs on dev from one run)
     report_to: str = "none"  # none, tensorboard, wandb
 
     @classmethod

@@ -33,6 +33,7 @@ from hindsight.stages import (
 )
 from hindsight.train.config import TrainConfig
 from hindsight.train.data import check_packing, encode_rows
+from hindsight.train.epochs import epoch_saver, remove_epoch_folders, write_epoch_manifests
 from hindsight.train.freeze import freeze_token_rows, frozen_rows
 from hindsight.trainer_args import (
     batch_sizes,
@@ -108,6 +109,14 @@ def optimizer_steps(examples: int, per_device: int, world_size: int, accumulatio
     ceil(examples / (per_device × world_size)) batches an epoch, a step every `accumulation` of them."""
     batches = math.ceil(examples / (per_device * world_size))
     return max(1, math.ceil(math.ceil(batches / accumulation) * epochs))
+
+
+def epoch_steps(cfg: TrainConfig, trainer, examples: int):
+    """epoch → the optimiser steps taken by that epoch's end."""
+    world = trainer.args.world_size
+    return lambda epoch: optimizer_steps(
+        examples, cfg.per_device_batch_size, world, cfg.gradient_accumulation_steps, epoch
+    )
 
 
 def warmup_steps(cfg: TrainConfig, examples: int, world_size: int) -> int:
@@ -227,8 +236,13 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     repeated = warn_repeated_examples(cfg, trainer, len(dataset))
     data_sha256, provenance = sha256_file(source), model_provenance(cfg.base_model)
     checkpoint = resume_point(cfg, trainer, data_sha256, provenance)
+    weights_folder = "adapter" if lora else "model"
+    if trainer.is_world_process_zero() and not checkpoint:
+        remove_epoch_folders(cfg.output_dir)
+    if cfg.save_epochs:
+        trainer.add_callback(epoch_saver(trainer, cfg.output_dir, weights_folder))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    adapter_dir = Path(cfg.output_dir) / ("adapter" if lora else "model")
+    adapter_dir = Path(cfg.output_dir) / weights_folder
     trainer.save_model(str(adapter_dir))
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     manifest = {
@@ -254,6 +268,9 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     }
     if trainer.is_world_process_zero():
         StudentManifest.write(cfg.output_dir, manifest)
+        write_epoch_manifests(
+            cfg.output_dir, manifest, trainer.state.log_history, epoch_steps(cfg, trainer, len(dataset))
+        )
         remove_checkpoints(cfg.output_dir)
     return {**manifest, "main_process": trainer.is_world_process_zero()}
 
