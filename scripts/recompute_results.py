@@ -3,8 +3,9 @@
     python -m scripts.recompute_results            # rewrite each seed's comparison and search behaviour
     python -m scripts.recompute_results --check    # write nothing; exit 1 naming every file that differs
 
-Each `benchmarks/results/<experiment>/seed<N>/repaired/` folder whose `runs/` holds kept runs of
-the arms base, format and sft (those present, in that order) gets `comparison.json` and
+Each `benchmarks/results/<experiment>/seed<N>/<variant>/` folder (`repaired`: the experiment as
+run; `bf16`: the same seed trained under bf16 autocast) whose `runs/` holds kept runs of the arms
+base, format and sft (those present, in that order) gets `comparison.json` and
 `comparison.md` (`eval/compare.py ARMS --every-pair --slice both-submitted`, 10,000 resamples,
 seed 0) and `search_behaviour.json` (`python -m benchmarks.search_behaviour`), then the pages'
 tables are regenerated from them (`docs/hooks/results.py`). Run it from the repository's root
@@ -25,7 +26,7 @@ ARMS = ("base", "format", "sft")
 
 
 def seed_folders(root: Path) -> list[Path]:
-    return sorted(path.parent for path in root.glob("benchmarks/results/*/seed*/repaired/runs") if path.is_dir())
+    return sorted(path.parent for path in root.glob("benchmarks/results/*/seed*/*/runs") if path.is_dir())
 
 
 def recomputed(folder: Path, root: Path) -> dict[Path, str]:
