@@ -21,6 +21,11 @@ logger = get_logger(__name__)
 EPOCH_FOLDER = re.compile(r"^epoch-(\d+)$")
 
 
+def epoch_folder(output_dir: str | Path, epoch: int) -> Path:
+    """Where the student after `epoch` epochs is kept (the name EPOCH_FOLDER reads back)."""
+    return Path(output_dir) / f"epoch-{epoch}"
+
+
 def epoch_folders(output_dir: str | Path) -> dict[int, Path]:
     """{epoch: its folder} of the epoch students under output_dir."""
     found = {}
@@ -47,7 +52,7 @@ def epoch_saver(trainer, output_dir: str | Path, weights_folder: str):
             if state.epoch >= args.num_train_epochs - 1e-6:
                 return  # the run's own output is this epoch's student
             epoch = round(state.epoch)
-            folder = Path(output_dir) / f"epoch-{epoch}" / weights_folder
+            folder = epoch_folder(output_dir, epoch) / weights_folder
             trainer.save_model(str(folder))
             logger.info(f"train.save_epochs: the student after epoch {epoch} is in {folder}")
 
