@@ -1,10 +1,15 @@
 """Evaluation speed of the real-model experiment's vLLM engine: float32 with prefix caching (vLLM's
-default, the baseline) against float32 without it and bfloat16 with it, on the same eval targets
-under the protocol and policy settings of a recipe; each arm in the same run. Run it in the
-environment `make venv-vllm` builds:
+default, the baseline) against float32 without it, bfloat16 with it, and (with an adapter) the
+adapter folded into the weights (`policy.merge_adapter`), on the same eval targets under the
+protocol and policy settings of a recipe; each arm in the same run. Run it in the environment
+`make venv-vllm` builds:
 
     .venv-vllm/bin/python -m benchmarks.vllm_speed recipes/qwen05_world.yaml --episodes 10 \
         --adapter outputs/qwen05_world/sft/adapter --json benchmarks/results/vllm_speed-qwen05.json
+    .venv-vllm/bin/python -m benchmarks.vllm_speed recipes/qwen05_world.yaml --episodes 10 \
+        --adapter outputs/qwen05_world/sft/adapter --arms merged --json benchmarks/results/vllm_merged-qwen05.json
+
+`--arms` picks arms besides the baseline (by a word of their names: `merged`, `bfloat16`, `no`).
 
 Each arm starts an engine of its own (timed apart; the start generates already: vLLM's warm-up
 and, with an adapter, the adapter probe), then plays the targets greedily in one batch. What each change does to the result: how many episodes kept the
@@ -30,18 +35,31 @@ from hindsight.runs import read_episodes
 from hindsight.schema import tasks_of
 from hindsight.stats import paired_bootstrap
 
-# name: (dtype, prefix caching); the first is the baseline the others are divided by
+# name: (dtype, prefix caching, adapter merged); the first is the baseline the others are divided by
 ARMS = {
-    "float32, prefix cache": ("float32", True),
-    "float32, no prefix cache": ("float32", False),
-    "bfloat16, prefix cache": ("bfloat16", True),
+    "float32, prefix cache": ("float32", True, False),
+    "float32, no prefix cache": ("float32", False, False),
+    "bfloat16, prefix cache": ("bfloat16", True, False),
+    "float32, prefix cache, adapter merged": ("float32", True, True),
 }
 
 
-def play(recipe, adapter: str | None, dtype: str, caching: bool, instances, backend, out: Path) -> dict:
-    """One arm: the recipe's policy on vLLM with this dtype and prefix caching; its engine start
-    and its episodes' wall time, in seconds."""
-    policy_cfg = replace(recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching)
+def chosen_arms(words: list[str] | None, adapter: str | None) -> dict:
+    """The baseline and the arms named by `words` (all by default); the merged arm needs an adapter."""
+    baseline, *others = ARMS
+    picked = [name for name in others if not words or any(word in name.replace(",", " ").split() for word in words)]
+    if not adapter:
+        picked = [name for name in picked if not ARMS[name][2]]
+    if words and not picked:
+        raise SystemExit(f"--arms {' '.join(words)}: no arm of {others} (the merged arm needs --adapter)")
+    return {name: ARMS[name] for name in (baseline, *picked)}
+
+
+def play(recipe, adapter: str | None, arm: tuple, instances, backend, out: Path) -> dict:
+    """One arm: the recipe's policy on vLLM with this dtype, prefix caching and adapter merging;
+    its engine start (a merge included) and its episodes' wall time, in seconds."""
+    dtype, caching, merged = arm
+    policy_cfg = replace(recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching, merge_adapter=merged)
     start = time.perf_counter()
     policy = make_policy(policy_cfg, recipe.protocol, adapter=adapter)
     policy.engine()
@@ -78,8 +96,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("recipe", help="its data (eval targets), protocol and policy settings are used")
     parser.add_argument("--episodes", type=int, default=10, help="the recipe's first N eval targets")
     parser.add_argument("--adapter", help="a LoRA adapter folder to evaluate (default: the base model)")
+    parser.add_argument("--arms", nargs="+", help="only these arms besides the baseline: merged, bfloat16, no")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    arms = chosen_arms(args.arms, args.adapter)
     recipe = load_recipe(args.recipe)
     corpus, instances, _ = recipe.data.load()
     instances = [inst for inst in instances if inst.split == "eval"][: args.episodes]
@@ -94,17 +114,17 @@ def main(argv: list[str] | None = None) -> dict:
         "machine": machine(),
         "arms": {},
     }
-    for name, (dtype, caching) in ARMS.items():
-        report["arms"][name] = play(recipe, args.adapter, dtype, caching, instances, backend, work / name)
+    for name, arm in arms.items():
+        report["arms"][name] = play(recipe, args.adapter, arm, instances, backend, work / name)
         print(name, report["arms"][name], flush=True)
-    baseline_name = next(iter(ARMS))
+    baseline_name = next(iter(arms))
     baseline = report["arms"][baseline_name]
     lines = [
         "| arm (same run) | episodes/s | × baseline | same actions | exposed gain Δ | final nDCG@10 Δ |",
         "|---|---:|---:|---:|---:|---:|",
         f"| {baseline_name} (baseline) | {baseline['episodes_per_s']:.3f} | 1.00 | — | — | — |",
     ]
-    for name in list(ARMS)[1:]:
+    for name in list(arms)[1:]:
         arm = report["arms"][name]
         arm["speedup"] = arm["episodes_per_s"] / baseline["episodes_per_s"]
         arm |= agreement(work / baseline_name, work / name, instances)
@@ -117,7 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"{arm['same_actions']} of {len(instances)} | {shown[0]} | {shown[1]} |"
         )
     verdicts = ", ".join(
-        f"{name}: {'agrees' if report['arms'][name]['agrees'] else 'DIFFERS'}" for name in list(ARMS)[1:]
+        f"{name}: {'agrees' if report['arms'][name]['agrees'] else 'DIFFERS'}" for name in list(arms)[1:]
     )
     lines.append(
         f"\n{recipe.policy.model} {'with ' + args.adapter if args.adapter else '(base)'}, {len(instances)} eval "

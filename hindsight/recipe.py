@@ -84,6 +84,7 @@ class PolicyConfig:
     chat_template: str | None = None  # hf, vllm: a .jinja file to render prompts with; default: the model's own
     dtype: str = "auto"  # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
     reuse_cache: bool = True  # keep an episode's keys/values across its turns (hf: its cache; vllm: prefix caching)
+    merge_adapter: bool = False  # hf, vllm: fold the adapter into the weights once and serve them without LoRA
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,13 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
         )
     if not config.model:
         raise UserError(f"policy.model is required for the {config.backend} backend")
+    model, merged_from = config.model, None
+    if config.merge_adapter and adapter and config.backend in ("hf", "vllm"):
+        model, merged_from = merged_student(config.model, adapter), {"model": config.model, "adapter": adapter}
+        adapter = None
     local = {
         "adapter": adapter,
+        "merged_from": merged_from,
         "revision": config.revision,
         "temperature": config.temperature,
         "top_p": config.top_p,
@@ -36,15 +41,13 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
     if config.backend == "hf":
         from hindsight.policy.hf import HFPolicy
 
-        return HFPolicy(config.model, max_context=config.max_context, reuse_cache=config.reuse_cache, **local)
+        return HFPolicy(model, max_context=config.max_context, reuse_cache=config.reuse_cache, **local)
     if config.backend == "vllm":
         from hindsight.policy.vllm_backend import VLLMPolicy
 
-        return VLLMPolicy(
-            config.model, max_context=config.max_context or 32768, prefix_caching=config.reuse_cache, **local
-        )
+        return VLLMPolicy(model, max_context=config.max_context or 32768, prefix_caching=config.reuse_cache, **local)
     if config.backend == "litellm":
-        if adapter:
+        if adapter or config.merge_adapter:
             raise UserError(
                 "an adapter cannot be applied through litellm; serve it (vLLM --lora-modules) "
                 "and name the served model instead"
@@ -61,3 +64,14 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
             concurrency=config.concurrency,
         )
     raise UserError(f"unknown policy backend {config.backend!r} (bm25-oneshot, hf, vllm, litellm)")
+
+
+def merged_student(model: str, adapter: str) -> str:
+    """policy.merge_adapter: the folder of `model` with `adapter` folded into its weights."""
+    from hindsight.models.gguf import resolve_model
+    from hindsight.models.merge import MergeError, merge_adapter
+
+    try:
+        return str(merge_adapter(resolve_model(model), adapter))
+    except MergeError as exc:
+        raise UserError(f"policy.merge_adapter: {exc}") from None

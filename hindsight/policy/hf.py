@@ -71,6 +71,20 @@ def describe_weights_policy(policy) -> dict:
         "model_fingerprint": folder_fingerprint(policy.model_id),
         "adapter_fingerprint": folder_fingerprint(policy.adapter),
         **model_provenance(policy.model_id),
+        **merged_record(getattr(policy, "merged_from", None)),
+    }
+
+
+def merged_record(merged_from: dict | None) -> dict:
+    """policy.merge_adapter: what was folded into the served weights, pinned like an unmerged run's."""
+    if not merged_from:
+        return {}
+    return {
+        "merged_from": {
+            **merged_from,
+            "adapter_fingerprint": folder_fingerprint(merged_from["adapter"]),
+            **model_provenance(merged_from["model"]),
+        }
     }
 
 
@@ -94,11 +108,13 @@ class HFPolicy:
         max_context: int | None = None,
         reuse_cache: bool = True,
         chat_template: str | None = None,
+        merged_from: dict | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.model_id, self.adapter, self.revision = model, adapter, revision
+        self.merged_from = merged_from  # policy.merge_adapter: the model and adapter folded into `model`
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.enable_thinking, self.dtype = enable_thinking, dtype
         weights = resolve_model(model)  # a .gguf file becomes its dequantised folder

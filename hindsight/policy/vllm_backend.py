@@ -56,11 +56,13 @@ class VLLMPolicy:
         tokenizer=None,
         request_types: tuple | None = None,
         chat_template: str | None = None,
+        merged_from: dict | None = None,
     ):
         """`engine` and `request_types` ((SamplingParams, LoRARequest)) default to vLLM's own.
 
         `guard_mixed_batches=False` trusts the engine to keep mixed batches apart without probing it."""
         self.model_id, self.adapter, self.revision = model, adapter, revision
+        self.merged_from = merged_from  # policy.merge_adapter: the model and adapter folded into `model`
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
         self.enable_thinking, self.max_context, self.dtype = enable_thinking, max_context, dtype
         self.max_lora_rank = max_lora_rank
