@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 from hindsight.jsonl import sha256_file
 from hindsight.log import get_logger
+from hindsight.models.cache import cache_root as models_cache
+from hindsight.models.cache import publish
 
 logger = get_logger(__name__)
 
@@ -30,7 +31,7 @@ def is_gguf(name: str | os.PathLike | None) -> bool:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HINDSIGHT_CACHE", Path.home() / ".cache" / "hindsight")) / "gguf"
+    return models_cache("gguf")
 
 
 def gguf_sha256(path: str | os.PathLike) -> str:
@@ -71,22 +72,15 @@ def materialize(path: str | os.PathLike, dtype: str = "float32", progress: bool 
         raise ImportError(f"{path}: loading a GGUF file needs the `gguf` package (pip install gguf): {exc}") from None
     if getattr(model, "hf_quantizer", None) is not None:
         model.hf_quantizer.remove_quantization_config(model)  # save_pretrained refuses a GGUF-loaded model otherwise
-    # Written to a private folder and renamed into place, so two processes converting the same
-    # file at once (an accelerate launch, say) never see half a folder.
-    tmp = folder.with_name(f"{digest}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    (tmp / SOURCE_FILE).write_text(
-        json.dumps({"file": str(path.resolve()), "sha256": digest, "dtype": dtype}, indent=2)
-    )
-    try:
-        tmp.rename(folder)
-    except OSError:  # another process finished first
-        if not (folder / SOURCE_FILE).exists():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder
+
+    def write(tmp: Path) -> None:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / SOURCE_FILE).write_text(
+            json.dumps({"file": str(path.resolve()), "sha256": digest, "dtype": dtype}, indent=2)
+        )
+
+    return publish(folder, SOURCE_FILE, write)
 
 
 def resolve_model(name: str | None) -> str | None:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from hindsight.log import get_logger
+from hindsight.models.cache import cache_root, publish
 from hindsight.provenance import folder_fingerprint
 
 logger = get_logger(__name__)
@@ -31,10 +32,6 @@ LORA_PREFIX = "base_model.model."
 
 class MergeError(ValueError):
     """An adapter that cannot be folded into these weights (the message names the file and key)."""
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("HINDSIGHT_CACHE", Path.home() / ".cache" / "hindsight")) / "merged"
 
 
 def lora_scale(config: dict, where: Path) -> float:
@@ -122,33 +119,27 @@ def merge_adapter(base: str | os.PathLike, adapter: str | os.PathLike) -> Path:
     if not (adapter / ADAPTER_WEIGHTS).is_file():
         raise MergeError(f"{adapter}: no {ADAPTER_WEIGHTS}; not a PEFT LoRA adapter folder")
     digest = merge_digest(base, adapter)
-    folder = cache_root() / digest
+    folder = cache_root("merged") / digest
     if (folder / SOURCE_FILE).exists():
         return folder
     logger.info(f"merging adapter {adapter} into {base} → {folder} (once per pair)")
     tensors = merged_tensors(base, adapter)
-    tmp = folder.with_name(f"{digest}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for item in base.iterdir():  # config, tokenizer, generation settings: as the base has them
-        if item.is_file() and item.suffix != ".safetensors" and item.name != "gguf_source.json":
-            shutil.copy2(item, tmp / item.name)
-    for name, file_tensors in tensors.items():
-        save_file(file_tensors, tmp / name, metadata={"format": "pt"})
-    source = {
-        "base": str(base.resolve()),
-        "base_fingerprint": folder_fingerprint(base),
-        "adapter": str(adapter.resolve()),
-        "adapter_fingerprint": folder_fingerprint(adapter),
-    }
-    (tmp / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
-    try:
-        tmp.rename(folder)
-    except OSError:  # another process finished first
-        if not (folder / SOURCE_FILE).exists():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder
+
+    def write(tmp: Path) -> None:
+        for item in base.iterdir():  # config, tokenizer, generation settings: as the base has them
+            if item.is_file() and item.suffix != ".safetensors" and item.name != "gguf_source.json":
+                shutil.copy2(item, tmp / item.name)
+        for name, file_tensors in tensors.items():
+            save_file(file_tensors, tmp / name, metadata={"format": "pt"})
+        source = {
+            "base": str(base.resolve()),
+            "base_fingerprint": folder_fingerprint(base),
+            "adapter": str(adapter.resolve()),
+            "adapter_fingerprint": folder_fingerprint(adapter),
+        }
+        (tmp / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
+
+    return publish(folder, SOURCE_FILE, write)
 
 
 def main(argv: list[str] | None = None) -> int:
