@@ -204,6 +204,7 @@ def run_episodes(
         "policy": policy.describe(),
         "prompts": prompts,
     }
+    previous: dict = {}
     if manifest_path.exists():
         previous = json.loads(manifest_path.read_text())
         for key in ("protocol_hash", "policy"):
@@ -226,7 +227,7 @@ def run_episodes(
         disable=not progress,
     )
 
-    begin = _starter(backend, config, first_messages)
+    begin, started = _starter(backend, config, first_messages), time.perf_counter()
     with open(episodes_path, "a", encoding="utf-8") as handle:
         log = _Log(handle, bar, policy)
         if isinstance(policy, IndependentPolicy):
@@ -234,9 +235,24 @@ def run_episodes(
         else:
             _advance_in_lockstep(policy, pending, begin, config, log, batch_size)
     bar.close()
-    manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)))
+    timing = run_timing(previous.get("timing"), time.perf_counter() - started, len(pending))
+    manifest.update(status="complete", counts=count_statuses(episodes_path, len(tasks)), timing=timing)
     manifest_path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return manifest
+
+
+def run_timing(before: dict | None, seconds: float, episodes: int) -> dict:
+    """The wall time a run's episodes took, summed over the invocations that ran to their end (a
+    resumed run adds its own; one that crashed leaves out its time and its episodes; a policy that starts its engine at its first turn, as vllm's does,
+    counts that start)."""
+    before = before or {"seconds": 0.0, "episodes": 0, "invocations": 0}
+    total, played = before["seconds"] + seconds, before["episodes"] + episodes
+    return {
+        "seconds": round(total, 1),
+        "episodes": played,
+        "invocations": before["invocations"] + 1,
+        "seconds_per_episode": round(total / played, 2) if played else None,
+    }
 
 
 def play_episodes(

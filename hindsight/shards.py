@@ -76,5 +76,7 @@ def merged_manifest(manifests: list[dict], **fields) -> dict:
         "shard": None,
         "merged_shards": len(manifests),
         "counts": {key: sum(m["counts"].get(key, 0) for m in manifests) for key in manifests[0]["counts"]},
+        "timing": None,  # shards run side by side: each one's own wall time below, no sum
+        "shard_timings": [m.get("timing") for m in manifests],
         **fields,
     }

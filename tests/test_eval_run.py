@@ -185,6 +185,7 @@ def test_merged_evaluation_shards_equal_an_unsharded_run(tmp_path, tiny_model, p
     manifest, expected = (json.loads((run / "manifest.json").read_text()) for run in (merged, whole))
     assert manifest["counts"] == expected["counts"] and manifest["instances"] == expected["instances"]
     assert manifest["merged_shards"] == 3
+    assert manifest["timing"] is None and [t["episodes"] for t in manifest["shard_timings"]] == [3, 2, 2]
 
 
 def test_merging_evaluation_shards_of_other_targets_is_refused(tmp_path, capsys):

@@ -160,6 +160,20 @@ def test_a_crashed_run_resumes_to_the_same_records_as_an_uninterrupted_one(backe
     assert len(records(tmp_path / "resumed")) == len(TASKS)
 
 
+def test_a_resumed_run_adds_its_episodes_and_wall_time_to_the_manifests_timing(backend, tmp_path):
+    def timing(tasks):
+        run_episodes(BM25OneShot(), keyed(tasks), backend, ProtocolConfig(), tmp_path / "r", progress=False)
+        return json.loads((tmp_path / "r" / "manifest.json").read_text())["timing"]
+
+    first = timing(TASKS[:3])
+    assert first["episodes"] == 3 and first["invocations"] == 1 and first["seconds"] >= 0
+    second = timing(TASKS[:5])
+    assert second["episodes"] == 5 and second["invocations"] == 2 and second["seconds"] >= first["seconds"]
+    third = timing(TASKS[:5])  # nothing left to play
+    assert third["episodes"] == 5 and third["invocations"] == 3
+    assert abs(third["seconds_per_episode"] * 5 - third["seconds"]) < 0.1
+
+
 def test_a_run_folder_is_not_reused_under_another_protocol(backend, tmp_path):
     run_episodes(BM25OneShot(), keyed(TASKS[:1]), backend, ProtocolConfig(), tmp_path / "r", progress=False)
     with pytest.raises(RunDirError, match="another protocol_hash"):
