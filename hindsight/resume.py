@@ -20,7 +20,7 @@ from hindsight.errors import UserError
 RESUME_KEY = "resume_key.json"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 # Settings that do not change the optimisation: a rerun may change them and still resume.
-_FREE = {"output_dir", "save_every", "logging_steps", "report_to"}
+_FREE = {"output_dir", "save_every", "logging_steps", "report_to", "malloc_mmap_threshold"}
 
 
 class ResumeError(UserError):

@@ -41,6 +41,9 @@ class TrainConfig:
     save_every: int | None = None  # optimiser steps between checkpoints; a rerun resumes from the last (null: none)
     save_epochs: bool = False  # also keep the student as it was at each earlier epoch's end, in epoch-N/ (choose epochs on dev from one run)
     report_to: str = "none"  # none, tensorboard, wandb
+    malloc_mmap_threshold: int = (
+        2 * 1024 * 1024
+    )  # Linux glibc: bytes above which an allocation is mapped alone and returned on free (0: glibc's own, which lets memory grow)
 
     @classmethod
     def from_recipe(cls, recipe) -> TrainConfig:

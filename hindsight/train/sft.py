@@ -16,6 +16,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from hindsight.allocator import pin_mmap_threshold
 from hindsight.errors import UserError
 from hindsight.jsonl import sha256_file
 from hindsight.log import get_logger
@@ -216,6 +217,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
     from trl import SFTTrainer
 
     quiet_upstream_deprecations()
+    pin_mmap_threshold(cfg.malloc_mmap_threshold)
     tokenizer = load_tokenizer(cfg)
     source, examples, summary = load_examples(cfg, recipe, tokenizer)
     dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in examples])

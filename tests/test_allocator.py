@@ -1,0 +1,57 @@
+"""train.malloc_mmap_threshold: with glibc's threshold pinned, a big allocation made after a bigger
+one was freed still gets a mapping of its own (returned to the system on free), where glibc's
+default would have raised its threshold and put it on the heap."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="glibc's mallopt is Linux's")
+
+PROBE = textwrap.dedent(
+    """
+    import ctypes, sys
+    from hindsight.allocator import pin_mmap_threshold
+
+    pinned = pin_mmap_threshold(int(sys.argv[1]))
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    fields = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
+    libc.mallinfo2.restype = type("MallInfo2", (ctypes.Structure,), {"_fields_": [(f, ctypes.c_size_t) for f in fields]})
+    libc.free(libc.malloc(8 << 20))  # freeing a mapped 8 MiB block raises glibc's own threshold to 8 MiB
+    mapped_before = libc.mallinfo2().hblkhd
+    block = libc.malloc(4 << 20)
+    print(pinned, libc.mallinfo2().hblkhd - mapped_before >= 4 << 20)
+    """
+)
+
+
+def probe(threshold: int) -> str:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(threshold)], env=env, capture_output=True, text=True, check=True
+        )
+    except subprocess.CalledProcessError as exc:
+        if "mallinfo2" in exc.stderr:
+            pytest.skip("this C library has no mallinfo2 (glibc 2.33 or later)")
+        raise
+    return done.stdout.split()
+
+
+def test_a_pinned_threshold_keeps_big_blocks_mapped_after_a_bigger_one_was_freed():
+    assert probe(2 * 1024 * 1024) == ["True", "True"]
+
+
+def test_glibcs_own_threshold_puts_them_on_the_heap_instead():
+    assert probe(0) == ["False", "False"]
+
+
+def test_the_environment_variable_wins_over_the_recipe(monkeypatch):
+    from hindsight.allocator import pin_mmap_threshold
+
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    assert pin_mmap_threshold(2 * 1024 * 1024) is False
