@@ -139,6 +139,25 @@ def test_greedy_tokens_equal_the_transformers_backend_in_float32(sft_policy, qwe
         ), adapter
 
 
+def test_the_adapter_folded_into_the_weights_gives_the_adapters_tokens_and_logprobs(sft_policy, qwen_gguf, qwen_lora):
+    from hindsight.policy import make_policy
+    from hindsight.policy.vllm_backend import logprob_change
+    from hindsight.recipe import PolicyConfig
+
+    config = PolicyConfig(backend="vllm", model=str(qwen_gguf), merge_adapter=True, **SETTINGS)
+    merged = make_policy(config, adapter=str(qwen_lora / "adapter"))
+    prompt = {"prompt_token_ids": sft_policy.renderer.prompt_ids(brief_conversation(), TOOLS)}
+    settings = {"max_tokens": 16, "temperature": 0.0, "logprobs": 5}
+    try:
+        base, adapted = sft_policy.generate([prompt] * 2, [False, True], **settings)
+        (folded,) = merged.generate([prompt], [True], **settings)
+    finally:
+        merged.close()
+    assert merged.describe()["merged_from"]["adapter"] == str(qwen_lora / "adapter")
+    assert list(folded.outputs[0].token_ids) == list(adapted.outputs[0].token_ids)
+    assert logprob_change(adapted, folded) < 0.1 * logprob_change(base, adapted)
+
+
 def test_base_and_sft_run_world_episodes_through_the_runner(sft_policy, qwen_gguf, tmp_path):
     from hindsight.data import load_benchmark
     from hindsight.runner import run_episodes
