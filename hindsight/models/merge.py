@@ -102,8 +102,18 @@ def merged_tensors(base: Path, adapter: Path) -> dict[str, dict]:
     return out
 
 
-def merge_digest(base: Path, adapter: Path) -> str:
-    parts = [folder_fingerprint(base) or str(base.resolve()), folder_fingerprint(adapter) or str(adapter.resolve())]
+def merge_source(base: Path, adapter: Path) -> dict:
+    """What a merged folder is made of: both folders and their fingerprints (merged_source.json)."""
+    return {
+        "base": str(base.resolve()),
+        "base_fingerprint": folder_fingerprint(base),
+        "adapter": str(adapter.resolve()),
+        "adapter_fingerprint": folder_fingerprint(adapter),
+    }
+
+
+def merge_digest(source: dict) -> str:
+    parts = [source["base_fingerprint"] or source["base"], source["adapter_fingerprint"] or source["adapter"]]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -118,8 +128,8 @@ def merge_adapter(base: str | os.PathLike, adapter: str | os.PathLike) -> Path:
             raise MergeError(f"{folder}: no such {what} folder (merging needs both on disk)")
     if not (adapter / ADAPTER_WEIGHTS).is_file():
         raise MergeError(f"{adapter}: no {ADAPTER_WEIGHTS}; not a PEFT LoRA adapter folder")
-    digest = merge_digest(base, adapter)
-    folder = cache_root("merged") / digest
+    source = merge_source(base, adapter)
+    folder = cache_root("merged") / merge_digest(source)
     if (folder / SOURCE_FILE).exists():
         return folder
     logger.info(f"merging adapter {adapter} into {base} → {folder} (once per pair)")
@@ -131,12 +141,6 @@ def merge_adapter(base: str | os.PathLike, adapter: str | os.PathLike) -> Path:
                 shutil.copy2(item, tmp / item.name)
         for name, file_tensors in tensors.items():
             save_file(file_tensors, tmp / name, metadata={"format": "pt"})
-        source = {
-            "base": str(base.resolve()),
-            "base_fingerprint": folder_fingerprint(base),
-            "adapter": str(adapter.resolve()),
-            "adapter_fingerprint": folder_fingerprint(adapter),
-        }
         (tmp / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
 
     return publish(folder, SOURCE_FILE, write)

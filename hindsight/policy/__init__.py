@@ -47,7 +47,7 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
 
         return VLLMPolicy(model, max_context=config.max_context or 32768, prefix_caching=config.reuse_cache, **local)
     if config.backend == "litellm":
-        if adapter or config.merge_adapter:
+        if adapter:
             raise UserError(
                 "an adapter cannot be applied through litellm; serve it (vLLM --lora-modules) "
                 "and name the served model instead"
