@@ -59,6 +59,8 @@ def write_recipe(tmp_path, model, **rl) -> str:
         ({"generation": "sglang"}, "rl.generation"),
         ({"vllm_memory": 1.5}, "rl.vllm_memory"),
         ({"scale_rewards": "std"}, "rl.scale_rewards"),
+        ({"iterations": 0}, "rl.iterations"),
+        ({"iterations": 2, "save_every": 3}, "rl.save_every: 3 is not a multiple of rl.iterations"),
     ],
 )
 def test_the_rl_section_names_what_is_wrong(tmp_path, setting, named):
@@ -323,6 +325,41 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
     assert len(sequences) == 2 and sequences[0][1] != sequences[1][1]
     change = [action_logprob(trained, *s) - action_logprob(start, *s) for s in sequences]
     assert change[0] > change[1], change
+
+
+def test_each_batch_of_rollouts_is_trained_on_for_rl_iterations_steps(world_model, tmp_path, monkeypatch):
+    """rl.iterations (GRPO's μ): TRL plays a batch of episodes, then takes that many optimiser steps
+    on it; the rewards log gets one train row a batch and a signal row every step."""
+    import hindsight.rl.grpo as grpo
+    from hindsight.rl.rollout import EpisodeRollout
+
+    recipe = load_recipe(
+        write_recipe(tmp_path, world_model, dev_every=0, dev_targets=0, targets_per_step=1, steps=4, iterations=2)
+    )
+    batches, rollout = [], EpisodeRollout.__call__
+
+    def counting_rollout(self, prompts, trainer):
+        batches.append(trainer.state.global_step)
+        return rollout(self, prompts, trainer)
+
+    monkeypatch.setattr(EpisodeRollout, "__call__", counting_rollout)
+    monkeypatch.setattr(grpo.EpisodeReward, "__call__", _fixed_reward(grpo.EpisodeReward.__call__))
+    grpo.train(recipe, grpo.RLConfig.from_recipe(recipe))
+    rows = [json.loads(line) for line in (tmp_path / "rl" / "rewards.jsonl").read_text().splitlines()]
+    assert batches == [0, 2]
+    assert [r["step"] for r in rows if r["split"] == "train"] == [1, 3]
+    assert [r["step"] for r in rows if r["split"] == "signal" and "loss" in r] == [1, 2, 3, 4]
+
+
+def _fixed_reward(call):
+    """The real reward's bookkeeping, with the first episode of each group rewarded (a random
+    model earns nothing, so its groups would carry no advantage)."""
+
+    def fixed(self, prompts, completions, **kwargs):
+        call(self, prompts, completions, **kwargs)
+        return [1.0 if i % 2 == 0 else 0.0 for i in range(len(prompts))]
+
+    return fixed
 
 
 @pytest.mark.parametrize("dev_targets", [2, 0])

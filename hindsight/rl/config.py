@@ -29,6 +29,7 @@ class RLConfig:
     group_size: int = 4  # episodes per target per step; advantages are relative within a group
     targets_per_step: int = 2  # distinct targets per optimiser step
     learning_rate: float = 1e-5  # the optimiser's rate
+    iterations: int = 1  # optimiser steps taken on each batch of rollouts (TRL's num_iterations, GRPO's μ); above 1 the loss's clipping acts
     beta: float = 0.0  # KL penalty toward the starting student (0: none, and no reference copy kept)
     loss_type: str = "dapo"  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
     scale_rewards: str = "group"  # advantages divided by the group's reward spread (group), the batch's (batch), or not (none: a near-tie stays a near-tie)
@@ -65,6 +66,15 @@ class RLConfig:
             raise ConfigError(f"{where}.save_every: {self.save_every}; steps between checkpoints, at least 1 (or null)")
         if self.steps < 1 or self.targets_per_step < 1:
             raise ConfigError(f"{where}: steps and targets_per_step must be at least 1")
+        if self.iterations < 1:
+            raise ConfigError(
+                f"{where}.iterations: {self.iterations}; optimiser steps per batch of rollouts, at least 1"
+            )
+        if self.save_every and self.save_every % self.iterations:
+            # a checkpoint inside a batch's steps would resume without the batch it was training on
+            raise ConfigError(
+                f"{where}.save_every: {self.save_every} is not a multiple of rl.iterations ({self.iterations})"
+            )
         if self.temperature <= 0:
             raise ConfigError(f"{where}.temperature: {self.temperature}; GRPO needs sampled episodes (> 0)")
         read_lora(self.lora, f"{where}.lora")

@@ -55,6 +55,7 @@ SIGNAL_KEYS = (
     "entropy",
     "completions/mean_length",
     "completions/clipped_ratio",
+    "clip_ratio/region_mean",
     "loss",
     "grad_norm",
     "learning_rate",
@@ -318,6 +319,8 @@ def make_callback(
         )
 
     class DevChoice(TrainerCallback):
+        logged_batch = 0
+
         def on_train_begin(self, args, state, control, model=None, **kwargs):
             if state.global_step == 0:  # a resumed run scored its start before it stopped
                 score_dev(0, model, state.is_world_process_zero)
@@ -328,7 +331,9 @@ def make_callback(
                 save_rl_state(checkpoint, state.global_step, rollout, curves, student_dir)
 
         def on_step_end(self, args, state, control, model=None, **kwargs):
-            curves.train_step(state.global_step, reward.last_terms, reward.last_actions, cfg.group_size)
+            if reward.batches != self.logged_batch:  # a further step on the same rollouts adds no row
+                self.logged_batch = reward.batches
+                curves.train_step(state.global_step, reward.last_terms, reward.last_actions, cfg.group_size)
             if cfg.dev_every and state.global_step % cfg.dev_every == 0 and state.global_step < cfg.steps:
                 score_dev(state.global_step, model, state.is_world_process_zero)
 
@@ -395,6 +400,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         per_device_train_batch_size=cfg.targets_per_step * cfg.group_size,
         gradient_accumulation_steps=1,
         num_generations=cfg.group_size,
+        num_iterations=cfg.iterations,
         beta=cfg.beta,
         loss_type=cfg.loss_type,
         scale_rewards=cfg.scale_rewards,

@@ -38,9 +38,11 @@ class EpisodeReward:
         self.weights = dict(weights)
         self.last_terms: list[dict] = []
         self.last_actions: list[str] = []
+        self.batches = 0  # batches of rollouts scored so far (with rl.iterations > 1, fewer than steps)
 
     def __call__(self, prompts, completions, task_id, episode, **_) -> list[float]:
         rewards, self.last_terms, self.last_actions = [], [], []
+        self.batches += 1
         for tid, played in zip(task_id, episode, strict=True):
             reward, terms = episode_reward(played, self._instances[tid], self.weights)
             rewards.append(reward)
