@@ -2,19 +2,24 @@
 the share of queries that repeat an earlier query of the same episode, papers per answer, and how
 many distinct papers the answers name across targets (an answer list reused for every brief names
 few). It tells a student that learned the form of an episode from one that learned to search.
+A `.jsonl` file of SFT rows (distill's `sft.jsonl`) is read the same way, each row an episode, so
+a student can be set beside the demonstrations it was trained on.
 
     python -m benchmarks.search_behaviour outputs/qwen05_world/runs/base outputs/qwen05_world/runs/sft
+    python -m benchmarks.search_behaviour outputs/qwen05_world/distill/sft.jsonl outputs/qwen05_world/runs/sft
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchmarks.common import run_folders_main
+from hindsight.jsonl import read_jsonl
 from hindsight.runs import read_episodes
-from hindsight.schema import Episode
+from hindsight.schema import Episode, Step, SubmittedPaper
 
 
 @dataclass
@@ -25,6 +30,7 @@ class Behaviour:
     repeated_query_share: float  # queries equal (case and spacing aside) to an earlier one of their episode
     answers: int  # episodes that submitted at least one paper
     papers_per_answer: float  # distinct ids an answer
+    answers_repeating_a_paper: float  # share of answers that name some id more than once
     distinct_submitted_share: float  # distinct ids over all submitted ids, across targets
 
 
@@ -45,6 +51,9 @@ def behaviour(episodes: list[Episode]) -> Behaviour:
         list(dict.fromkeys(paper.id for paper in episode.submission)) for episode in episodes if episode.submission
     ]
     submitted = [paper_id for answer in answers for paper_id in answer]
+    repeating = sum(
+        len(set(ids)) < len(ids) for ids in ([paper.id for paper in episode.submission] for episode in episodes) if ids
+    )
     share = lambda part, whole: part / whole if whole else 0.0  # noqa: E731
     return Behaviour(
         episodes=len(episodes),
@@ -53,30 +62,79 @@ def behaviour(episodes: list[Episode]) -> Behaviour:
         repeated_query_share=share(repeated, len(every_query)),
         answers=len(answers),
         papers_per_answer=share(len(submitted), len(answers)),
+        answers_repeating_a_paper=share(repeating, len(answers)),
         distinct_submitted_share=share(len(set(submitted)), len(submitted)),
     )
+
+
+class DemonstrationError(ValueError):
+    pass
+
+
+def demonstration_episodes(path: Path) -> list[Episode]:
+    """SFT rows read as episodes: each tool call of an assistant turn a step, the papers of the
+    submit_answer call the submission."""
+    episodes = []
+    for line_no, row, problem in read_jsonl(path):
+        where = f"{path}:{line_no}"
+        if problem or not isinstance(row, dict) or not isinstance(row.get("messages"), list):
+            raise DemonstrationError(f"{where}: {problem or 'not an SFT row (an object with a messages list)'}")
+        steps, submission = [], []
+        for message in row["messages"]:
+            for call in message.get("tool_calls") or []:
+                name, args = call["function"]["name"], call["function"].get("arguments")
+                try:
+                    args = json.loads(args) if isinstance(args, str) else args
+                except json.JSONDecodeError as exc:
+                    raise DemonstrationError(f"{where}: {name}'s arguments are not JSON ({exc.msg})") from None
+                steps.append(Step(tool=name, args=args))
+                if name == "submit_answer" and isinstance(args, dict):
+                    submission = [SubmittedPaper(id=str(paper["id"])) for paper in args.get("papers") or []]
+        episodes.append(
+            Episode(
+                instance_id=where,
+                policy="demonstrations",
+                protocol_hash="",
+                steps=steps,
+                submission=submission,
+                status="submitted" if submission else "malformed",
+            )
+        )
+    return episodes
+
+
+def episodes_of(source: Path) -> list[Episode]:
+    """A run folder's episodes, or a file of SFT rows read as episodes."""
+    if source.suffix in (".jsonl", ".gz") and source.is_file():
+        return demonstration_episodes(source)
+    return list(read_episodes(source / "episodes.jsonl").values())
 
 
 def measure(run_dirs: list[Path]) -> dict:
     rows, lines = (
         {},
         [
-            "| run | episodes | searches an episode | words a query | queries repeating one of their episode | answers | papers an answer | distinct of submitted ids |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| run | episodes | searches an episode | words a query | queries repeating one of their episode | answers | papers an answer | answers naming a paper twice | distinct of submitted ids |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ],
     )
     for run_dir in run_dirs:
-        found = behaviour(list(read_episodes(run_dir / "episodes.jsonl").values()))
+        found = behaviour(episodes_of(run_dir))
         rows[str(run_dir)] = asdict(found)
         lines.append(
             f"| {run_dir} | {found.episodes} | {found.searches_per_episode:.1f} | {found.words_per_query:.1f} | "
-            f"{found.repeated_query_share:.0%} | {found.answers} | {found.papers_per_answer:.1f} | {found.distinct_submitted_share:.0%} |"
+            f"{found.repeated_query_share:.0%} | {found.answers} | {found.papers_per_answer:.1f} | "
+            f"{found.answers_repeating_a_paper:.0%} | {found.distinct_submitted_share:.0%} |"
         )
     return {"runs": rows, "markdown": "\n".join(lines)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_folders_main(measure, __doc__, argv)
+    try:
+        return run_folders_main(measure, __doc__, argv)
+    except DemonstrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
