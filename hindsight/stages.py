@@ -31,6 +31,24 @@ class DistillOutput:
     audit = property(lambda self: self.root / "audit.json")
     candidates_manifest = property(lambda self: self.root / "candidates_manifest.jsonl")
 
+    def demonstrated_targets(self) -> set[str]:
+        """The targets whose candidate the selection kept: those an SFT student trained on this
+        folder's sft.jsonl has seen solved (candidates_manifest.jsonl, written by the selection)."""
+        path = self.candidates_manifest
+        if not path.exists():
+            raise UserError(f"{path} does not exist: run the distillation's selection (distill/select_demos.py) first")
+        targets = set()
+        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if record["selected"]:
+                    targets.add(str(record["source_instance"]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise UserError(f"{path}:{line_no}: not a candidate record ({exc})") from None
+        return targets
+
 
 @dataclass(frozen=True)
 class StudentManifest:

@@ -9,6 +9,7 @@ from hindsight.config import ConfigError
 from hindsight.policy.scripted import NaiveExplorer
 from hindsight.recipe import load_recipe
 from hindsight.runner import play_episodes
+from tests.helpers import write_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -325,6 +326,24 @@ def test_a_step_makes_the_better_rewarded_episode_of_a_group_more_likely(world_m
     assert len(sequences) == 2 and sequences[0][1] != sequences[1][1]
     change = [action_logprob(trained, *s) - action_logprob(start, *s) for s in sequences]
     assert change[0] > change[1], change
+
+
+def test_skip_demonstrated_leaves_the_targets_of_the_sft_set_out_of_the_rollouts(world_model, tmp_path):
+    from hindsight.rl.grpo import RLConfig, Splits
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model, max_targets=None))
+    every = Splits(recipe, RLConfig.from_recipe(recipe)).train
+    shown = {inst.id for inst in every[:3]}
+    distill = tmp_path / "distill"
+    distill.mkdir()
+    write_jsonl(
+        distill / "candidates_manifest.jsonl",
+        [{"source_instance": inst.id, "selected": inst.id in shown} for inst in every[:5]],
+    )
+    recipe = load_recipe(write_recipe(tmp_path, world_model, max_targets=None, skip_demonstrated=str(distill)))
+    kept = Splits(recipe, RLConfig.from_recipe(recipe))
+    assert [inst.id for inst in kept.train] == [inst.id for inst in every if inst.id not in shown]
+    assert len(kept.train_tasks) == len(every) - 3
 
 
 def test_each_batch_of_rollouts_is_trained_on_for_rl_iterations_steps(world_model, tmp_path, monkeypatch):

@@ -23,6 +23,9 @@ class RLConfig:
         None  # a fresh LoRA (LoraSettings fields) for a full-model start; an SFT adapter keeps training as it is
     )
     max_targets: int | None = None  # only the first N train targets
+    skip_demonstrated: str | None = (
+        None  # a distillation folder: train targets with an SFT demonstration there are not rolled out (the student has them by heart)
+    )
     dev_targets: int = 20  # dev targets scored greedily to choose the checkpoint (0: keep the last)
     dev_every: int = 5  # optimiser steps between dev scorings (and at the start and the end)
     steps: int = 20  # optimiser steps

@@ -33,7 +33,7 @@ from hindsight.resume import checkpoint_to_resume, remove_checkpoints, resume_ke
 from hindsight.rl.config import RLConfig
 from hindsight.rl.reward import EpisodeReward, distinct_share, episode_reward
 from hindsight.rl.rollout import EpisodeRollout, prompt_key
-from hindsight.stages import STUDENT_MANIFEST, StudentManifest, student_record
+from hindsight.stages import STUDENT_MANIFEST, DistillOutput, StudentManifest, student_record
 from hindsight.trainer_args import (
     batch_sizes,
     checkpointing_flag,
@@ -186,7 +186,14 @@ class Splits:
     def __init__(self, recipe, cfg: RLConfig):
         corpus, instances, _ = recipe.data.load()
         self.backend = recipe.search.build(corpus)
-        self.train = [i for i in instances if i.split == "train"][: cfg.max_targets or None]
+        # an SFT student replays the demonstrations it was trained on; rollouts on those targets
+        # teach it to recite them, which no held-out target rewards
+        skipped = DistillOutput(Path(cfg.skip_demonstrated)).demonstrated_targets() if cfg.skip_demonstrated else set()
+        self.train = [i for i in instances if i.split == "train" and i.id not in skipped][: cfg.max_targets or None]
+        if skipped:
+            logger.info(
+                f"rl.skip_demonstrated: {len(skipped)} demonstrated train targets left out, {len(self.train)} kept"
+            )
         self.dev = [i for i in instances if i.split == "dev"][: cfg.dev_targets]
         if not self.train:
             raise ValueError(f"{recipe.data.source} has no train targets to roll out on")
