@@ -46,14 +46,11 @@ def behaviour(episodes: list[Episode]) -> Behaviour:
     searched = [queries(episode) for episode in episodes]
     every_query = [query for episode_queries in searched for query in episode_queries]
     repeated = sum(len(episode_queries) - len(set(episode_queries)) for episode_queries in searched)
+    named = [[paper.id for paper in episode.submission] for episode in episodes if episode.submission]
     # an id named twice in one answer counts once, as the scorer counts it
-    answers = [
-        list(dict.fromkeys(paper.id for paper in episode.submission)) for episode in episodes if episode.submission
-    ]
+    answers = [list(dict.fromkeys(ids)) for ids in named]
     submitted = [paper_id for answer in answers for paper_id in answer]
-    repeating = sum(
-        len(set(ids)) < len(ids) for ids in ([paper.id for paper in episode.submission] for episode in episodes) if ids
-    )
+    repeating = sum(len(answer) < len(ids) for answer, ids in zip(answers, named, strict=True))
     share = lambda part, whole: part / whole if whole else 0.0  # noqa: E731
     return Behaviour(
         episodes=len(episodes),

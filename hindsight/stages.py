@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindsight.errors import UserError
+from hindsight.jsonl import read_jsonl
 
 DISTILL_DIR = "outputs/distill"  # the recipe's distill.out_dir unless it says otherwise
 STUDENT_MANIFEST = "train_manifest.json"
@@ -38,14 +39,13 @@ class DistillOutput:
         if not path.exists():
             raise UserError(f"{path} does not exist: run the distillation's selection (distill/select_demos.py) first")
         targets = set()
-        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for line_no, record, problem in read_jsonl(path):
             try:
-                record = json.loads(line)
+                if problem:
+                    raise ValueError(problem)
                 if record["selected"]:
                     targets.add(str(record["source_instance"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError) as exc:
                 raise UserError(f"{path}:{line_no}: not a candidate record ({exc})") from None
         return targets
 
