@@ -35,6 +35,14 @@ class DistillOutput:
     def demonstrated_targets(self) -> set[str]:
         """The targets whose candidate the selection kept: those an SFT student trained on this
         folder's sft.jsonl has seen solved (candidates_manifest.jsonl, written by the selection)."""
+        return self._manifest_targets(kept_only=True)
+
+    def distilled_targets(self) -> set[str]:
+        """Every target the teacher proposed a candidate for, kept or not: the targets whose
+        antecedents the teacher saw (candidates_manifest.jsonl, written by the selection)."""
+        return self._manifest_targets(kept_only=False)
+
+    def _manifest_targets(self, kept_only: bool) -> set[str]:
         path = self.candidates_manifest
         if not path.exists():
             raise UserError(f"{path} does not exist: run the distillation's selection (distill/select_demos.py) first")
@@ -43,7 +51,7 @@ class DistillOutput:
             try:
                 if problem:
                     raise ValueError(problem)
-                if record["selected"]:
+                if record["selected"] or not kept_only:
                     targets.add(str(record["source_instance"]))
             except (ValueError, KeyError, TypeError) as exc:
                 raise UserError(f"{path}:{line_no}: not a candidate record ({exc})") from None

@@ -26,6 +26,11 @@ def test_demonstrated_targets_are_those_whose_candidate_the_selection_kept(tmp_p
     assert DistillOutput(folder).demonstrated_targets() == {"t0", "t2"}
 
 
+def test_distilled_targets_are_every_target_the_teacher_proposed_for(tmp_path):
+    folder = distillation(tmp_path, {"t0": True, "t1": False, "t2": True})
+    assert DistillOutput(folder).distilled_targets() == {"t0", "t1", "t2"}
+
+
 def test_a_broken_candidates_manifest_is_named_by_file_and_line(tmp_path):
     folder = distillation(tmp_path, {"t0": True})
     with open(folder / "candidates_manifest.jsonl", "a") as handle:

@@ -346,6 +346,23 @@ def test_skip_demonstrated_leaves_the_targets_of_the_sft_set_out_of_the_rollouts
     assert len(kept.train_tasks) == len(every) - 3
 
 
+def test_skip_distilled_leaves_every_target_the_teacher_ran_on_out_of_the_rollouts(world_model, tmp_path):
+    from hindsight.rl.grpo import RLConfig, Splits
+
+    recipe = load_recipe(write_recipe(tmp_path, world_model, max_targets=None))
+    every = Splits(recipe, RLConfig.from_recipe(recipe)).train
+    distill = tmp_path / "distill"
+    distill.mkdir()
+    # the teacher ran on the first four targets; the selection kept one of them
+    write_jsonl(
+        distill / "candidates_manifest.jsonl",
+        [{"source_instance": inst.id, "selected": n == 0} for n, inst in enumerate(every[:4])],
+    )
+    recipe = load_recipe(write_recipe(tmp_path, world_model, max_targets=None, skip_distilled=str(distill)))
+    kept = Splits(recipe, RLConfig.from_recipe(recipe))
+    assert [inst.id for inst in kept.train] == [inst.id for inst in every[4:]]
+
+
 def test_each_batch_of_rollouts_is_trained_on_for_rl_iterations_steps(world_model, tmp_path, monkeypatch):
     """rl.iterations (GRPO's μ): TRL plays a batch of episodes, then takes that many optimiser steps
     on it; the rewards log gets one train row a batch and a signal row every step."""

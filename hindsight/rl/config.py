@@ -26,6 +26,9 @@ class RLConfig:
     skip_demonstrated: str | None = (
         None  # a distillation folder: train targets with an SFT demonstration there are not rolled out (the student has them by heart)
     )
+    skip_distilled: str | None = (
+        None  # a distillation folder: every train target its teacher ran on is not rolled out (RL only where no antecedent was seen)
+    )
     dev_targets: int = 20  # dev targets scored greedily to choose the checkpoint (0: keep the last)
     dev_every: int = 5  # optimiser steps between dev scorings (and at the start and the end)
     steps: int = 20  # optimiser steps

@@ -187,13 +187,16 @@ class Splits:
         corpus, instances, _ = recipe.data.load()
         self.backend = recipe.search.build(corpus)
         # an SFT student replays the demonstrations it was trained on; rollouts on those targets
-        # teach it to recite them, which no held-out target rewards
+        # teach it to recite them, which no held-out target rewards (skip_distilled: nor on any
+        # target whose antecedents the teacher saw)
         skipped = DistillOutput(Path(cfg.skip_demonstrated)).demonstrated_targets() if cfg.skip_demonstrated else set()
-        self.train = [i for i in instances if i.split == "train" and i.id not in skipped][: cfg.max_targets or None]
+        if cfg.skip_distilled:
+            skipped |= DistillOutput(Path(cfg.skip_distilled)).distilled_targets()
+        every_train = [i for i in instances if i.split == "train"]
+        self.train = [i for i in every_train if i.id not in skipped][: cfg.max_targets or None]
         if skipped:
-            logger.info(
-                f"rl.skip_demonstrated: {len(skipped)} demonstrated train targets left out, {len(self.train)} kept"
-            )
+            left_out = sum(i.id in skipped for i in every_train)
+            logger.info(f"rl.skip_demonstrated/skip_distilled: {left_out} train targets left out, {len(self.train)} kept")
         self.dev = [i for i in instances if i.split == "dev"][: cfg.dev_targets]
         if not self.train:
             raise ValueError(f"{recipe.data.source} has no train targets to roll out on")
