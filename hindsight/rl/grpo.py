@@ -196,7 +196,9 @@ class Splits:
         self.train = [i for i in every_train if i.id not in skipped][: cfg.max_targets or None]
         if skipped:
             left_out = sum(i.id in skipped for i in every_train)
-            logger.info(f"rl.skip_demonstrated/skip_distilled: {left_out} train targets left out, {len(self.train)} kept")
+            logger.info(
+                f"rl.skip_demonstrated/skip_distilled: {left_out} train targets left out, {len(self.train)} kept"
+            )
         self.dev = [i for i in instances if i.split == "dev"][: cfg.dev_targets]
         if not self.train:
             raise ValueError(f"{recipe.data.source} has no train targets to roll out on")
