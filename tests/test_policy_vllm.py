@@ -171,3 +171,22 @@ def test_the_recipes_reuse_cache_sets_the_engines_prefix_caching(tiny_model, reu
 
     config = PolicyConfig(backend="vllm", model=str(tiny_model), reuse_cache=reuse_cache)
     assert make_policy(config).prefix_caching is reuse_cache
+
+
+@pytest.mark.parametrize("temperature, chunked", [(0.0, None), (0.7, False)])
+def test_sampled_replies_on_a_cpu_are_prefilled_whole(tiny_model, monkeypatch, temperature, chunked):
+    """vLLM's CPU build rewinds a seeded request's generator after each chunk of its prefill, which a
+    CPU generator cannot do; the engine that samples on a CPU prefills every prompt in one piece."""
+    import sys
+
+    import hindsight.policy.vllm_backend as backend
+
+    built = []
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=lambda **settings: built.append(settings)))
+    monkeypatch.setattr(backend, "_cuda_available", lambda: False)
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # cpu_engine_settings writes neither into the environment then
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "0")
+    VLLMPolicy(str(tiny_model), temperature=temperature, max_context=4096).engine()
+    assert built[0].get("enable_chunked_prefill") is chunked
+    if chunked is False:
+        assert built[0]["max_num_batched_tokens"] == 4096

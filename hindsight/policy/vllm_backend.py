@@ -126,7 +126,12 @@ class VLLMPolicy:
         if self._engine is None:
             from vllm import LLM
 
-            settings = {} if _cuda_available() else cpu_engine_settings(os.environ)
+            settings = {}
+            if not _cuda_available():
+                settings = {
+                    **cpu_engine_settings(os.environ),
+                    **cpu_sampling_settings(self.temperature, self.max_context),
+                }
             rank = self.max_lora_rank or (lora_rank_slot(self.adapter) if self.adapter else 16)
             self._engine = LLM(
                 model=self.weights,
@@ -279,6 +284,16 @@ def cpu_engine_settings(environ) -> dict:
     if "VLLM_CPU_KVCACHE_SPACE" in environ:
         return {}
     return {"kv_cache_memory_bytes": CPU_KV_CACHE_GIB * 2**30}
+
+
+def cpu_sampling_settings(temperature: float, max_context: int) -> dict:
+    """vLLM's CPU build stops its engine when a seeded request is prefilled in chunks: it rewinds
+    the request's generator by an offset, which a CPU generator does not have ("CPU Generator does
+    not use offset"). Sampled replies on a CPU are therefore prefilled whole; greedy ones keep
+    chunking (they have no generator)."""
+    if temperature <= 0:
+        return {}
+    return {"enable_chunked_prefill": False, "max_num_batched_tokens": max_context}
 
 
 def _cuda_available() -> bool:
