@@ -61,6 +61,8 @@ def write_recipe(tmp_path, model, **rl) -> str:
         ({"vllm_memory": 1.5}, "rl.vllm_memory"),
         ({"scale_rewards": "std"}, "rl.scale_rewards"),
         ({"iterations": 0}, "rl.iterations"),
+        ({"top_entropy_quantile": 0.0}, "rl.top_entropy_quantile"),
+        ({"top_entropy_quantile": 1.2}, "rl.top_entropy_quantile"),
         ({"iterations": 2, "save_every": 3}, "rl.save_every: 3 is not a multiple of rl.iterations"),
     ],
 )

@@ -38,6 +38,7 @@ class RLConfig:
     iterations: int = 1  # optimiser steps taken on each batch of rollouts (TRL's num_iterations, GRPO's μ); above 1 the loss's clipping acts
     beta: float = 0.0  # KL penalty toward the starting student (0: none, and no reference copy kept)
     loss_type: str = "dapo"  # TRL's GRPO loss: dapo, grpo, dr_grpo, bnpo, ...
+    top_entropy_quantile: float = 1.0  # share of reply tokens, highest entropy first, in the policy loss (1: all)
     scale_rewards: str = "group"  # advantages divided by the group's reward spread (group), the batch's (batch), or not (none: a near-tie stays a near-tie)
     temperature: float = 1.0  # sampling temperature of the rollouts (and of the trainer's log-probabilities)
     top_p: float = 1.0  # nucleus sampling mass of the rollouts
@@ -72,6 +73,10 @@ class RLConfig:
             raise ConfigError(f"{where}.save_every: {self.save_every}; steps between checkpoints, at least 1 (or null)")
         if self.steps < 1 or self.targets_per_step < 1:
             raise ConfigError(f"{where}: steps and targets_per_step must be at least 1")
+        if not 0.0 < self.top_entropy_quantile <= 1.0:
+            raise ConfigError(
+                f"{where}.top_entropy_quantile: {self.top_entropy_quantile}; a share of the tokens, above 0 and at most 1"
+            )
         if self.iterations < 1:
             raise ConfigError(
                 f"{where}.iterations: {self.iterations}; optimiser steps per batch of rollouts, at least 1"

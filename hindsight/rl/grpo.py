@@ -415,6 +415,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         num_iterations=cfg.iterations,
         beta=cfg.beta,
         loss_type=cfg.loss_type,
+        top_entropy_quantile=cfg.top_entropy_quantile,
         scale_rewards=cfg.scale_rewards,
         temperature=cfg.temperature,
         top_p=cfg.top_p,
