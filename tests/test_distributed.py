@@ -84,7 +84,7 @@ def accelerate(recipe: Path, out: Path, *launch: str, sets: tuple[str, ...] = ()
 
 def one_process(root: Path, recipe: Path, *sets: str) -> Path:
     """The reference: one process accumulating over two examples (trained once per module)."""
-    out = root / ("one-" + "-".join(sets) if sets else "one")
+    out = root / ("one-" + "-".join(sets).replace("/", "_") if sets else "one")
     if not (out / "train_manifest.json").exists():
         accelerate(recipe, out, "--cpu", "--num_processes", "1", sets=("train.gradient_accumulation_steps=2", *sets))
     return out
@@ -217,16 +217,26 @@ def test_an_example_count_the_processes_do_not_divide_is_said_and_recorded(sft_s
     assert manifest(out)["repeated_examples_per_epoch"] == 1
 
 
+def first_turns(sft_jsonl: Path, out: Path) -> Path:
+    """Each demonstration cut after its first reply: the prompt and one tool call, about half a
+    whole episode's tokens (the forward and backward passes are nearly all of the real model's time)."""
+    rows = [json.loads(line) for line in sft_jsonl.read_text().splitlines() if line.strip()]
+    out.write_text("".join(json.dumps({**row, "messages": row["messages"][:3]}) + "\n" for row in rows))
+    return out
+
+
 @pytest.mark.real_model
 def test_two_processes_train_the_real_qwen_as_one_does(world_sft, qwen_folder):
-    """The same equivalence with the real Qwen2.5-0.5B and LoRA: two epochs of two
+    """The same equivalence with the real Qwen2.5-0.5B and LoRA: two epochs of the first turns of two
     demonstrations, a step each. (An odd count would not be equivalent: see the test above.) The
     two-node launch through slurm/train.sbatch starts the same processes with other variables;
     the tiny model's test above checks it, so the real model's three trainings are two here."""
     root, recipe = world_sft
-    sets = ("train.max_examples=2", "train.epochs=2")
+    data = first_turns(root / "distill" / "sft.jsonl", root / "first_turns.jsonl")
+    sets = ("train.max_examples=2", "train.epochs=2", f"train.data={data}")
     one = one_process(root, recipe, *sets)
     out = root / "two"
     assert reports(two_processes(recipe, out, "ddp.yaml", *sets)) == 1
     assert manifest(out)["world_size"] == 2 and manifest(out)["repeated_examples_per_epoch"] == 0
+    assert manifest(out)["data"]["path"] == str(data) and manifest(out)["data"]["trained_tokens"] > 0
     assert_equivalent(one, out, qwen_folder)
