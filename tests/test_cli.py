@@ -1,5 +1,6 @@
 """One installed package, one `hindsight` command, thin stage scripts that need no path tricks."""
 
+import os
 import re
 import subprocess
 import sys
@@ -84,11 +85,20 @@ def test_stage_scripts_run_from_anywhere(script, tmp_path):
     assert "usage:" in result.stdout
 
 
+def project_python_files() -> list[Path]:
+    """The repository's .py files. The environments and outputs are never entered: .ci/run installs
+    vLLM's environment while the tests run, and a walk through it could meet a folder pip removes."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if not name.startswith((".venv", ".git")) and name != "outputs"]
+        found += [Path(folder) / name for name in files if name.endswith(".py")]
+    return found
+
+
 def test_no_file_edits_the_import_path():
     edits = [
         f"{path.relative_to(ROOT)}:{n}"
-        for path in ROOT.rglob("*.py")
-        if not {".venv", ".venv-vllm", "outputs"} & set(path.relative_to(ROOT).parts)
+        for path in project_python_files()
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if re.search(r"sys\.path\s*(\[.*\]\s*=|\.(insert|append))", line)
     ]
