@@ -220,8 +220,9 @@ def test_an_example_count_the_processes_do_not_divide_is_said_and_recorded(sft_s
 def first_turns(sft_jsonl: Path, out: Path) -> Path:
     """Each demonstration cut after its first reply: the prompt and one tool call, about half a
     whole episode's tokens (the forward and backward passes are nearly all of the real model's time)."""
-    rows = [json.loads(line) for line in sft_jsonl.read_text().splitlines() if line.strip()]
-    out.write_text("".join(json.dumps({**row, "messages": row["messages"][:3]}) + "\n" for row in rows))
+    from hindsight.stages import SFTRow, read_sft_set
+
+    out.write_text("".join(SFTRow(row.messages[:3], row.tools).to_line() for row in read_sft_set(sft_jsonl)))
     return out
 
 
