@@ -95,6 +95,7 @@ def demonstration_episodes(path: Path) -> list[Episode]:
                 steps=steps,
                 submission=submission,
                 status="submitted" if submission else "malformed",
+                messages=row["messages"],
             )
         )
     return episodes

@@ -1,0 +1,107 @@
+"""Where a search's words come from: the share of each query's words that the searcher could read
+before it wrote the query (the instructions, the brief, its earlier turns and the titles its
+earlier searches returned), for its first search and for the later ones. A query made only of
+words on its screen is one a student can learn to write by copying; a word that nothing on the
+screen showed came from somewhere else (a teacher's hindsight, or a student's memory of the
+world). A run folder and a file of SFT rows are read alike, so a student can be set beside the
+demonstrations it was trained on.
+
+    python -m benchmarks.query_sources outputs/qwen05_world/distill/sft.jsonl outputs/qwen05_world/runs/sft
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from benchmarks.common import run_folders_main
+from benchmarks.search_behaviour import DemonstrationError, episodes_of
+
+WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass
+class QuerySources:
+    episodes: int
+    first_searches: int
+    first_seen_share: float  # mean share of a first query's words that were on the screen before it
+    later_searches: int
+    later_seen_share: float  # the same for every search after the first
+    later_wholly_seen: float  # share of later queries all of whose words were on the screen before
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def arguments(call: dict) -> dict:
+    args = call.get("function", {}).get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            return {}
+    return args if isinstance(args, dict) else {}
+
+
+def searches_in_context(messages: list[dict]) -> Iterator[tuple[list[str], set[str]]]:
+    """Each search of `messages` in order: its query's words, and every word written before it."""
+    seen: set[str] = set()
+    for message in messages:
+        seen.update(words(message.get("content") or ""))
+        for call in message.get("tool_calls") or []:
+            args = arguments(call)
+            query = args.get("query")
+            if call.get("function", {}).get("name") == "search_papers" and isinstance(query, str) and words(query):
+                yield words(query), set(seen)
+            seen.update(words(json.dumps(args)))
+
+
+def sources(episodes_messages: list[list[dict]]) -> QuerySources:
+    first, later = [], []
+    for messages in episodes_messages:
+        for position, (query, seen) in enumerate(searches_in_context(messages)):
+            (first if position == 0 else later).append(sum(word in seen for word in query) / len(query))
+    mean = lambda shares: sum(shares) / len(shares) if shares else 0.0  # noqa: E731
+    return QuerySources(
+        episodes=len(episodes_messages),
+        first_searches=len(first),
+        first_seen_share=mean(first),
+        later_searches=len(later),
+        later_seen_share=mean(later),
+        later_wholly_seen=mean([share == 1.0 for share in later]),
+    )
+
+
+def measure(run_dirs: list[Path]) -> dict:
+    rows, lines = (
+        {},
+        [
+            "| run | episodes | first query: words seen before | later queries | their words seen before | later queries wholly seen before |",
+            "|---|---:|---:|---:|---:|---:|",
+        ],
+    )
+    for run_dir in run_dirs:
+        found = sources([episode.messages for episode in episodes_of(run_dir)])
+        rows[str(run_dir)] = asdict(found)
+        lines.append(
+            f"| {run_dir} | {found.episodes} | {found.first_seen_share:.0%} | {found.later_searches} | "
+            f"{found.later_seen_share:.0%} | {found.later_wholly_seen:.0%} |"
+        )
+    return {"runs": rows, "markdown": "\n".join(lines)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run_folders_main(measure, __doc__, argv)
+    except DemonstrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
