@@ -107,12 +107,12 @@ def open_index(browser, index: Path):
 
 
 def rows(browser) -> list[list[str]]:
-    from selenium.webdriver.common.by import By
-
-    return [
-        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
-        for row in browser.find_elements(By.CSS_SELECTOR, "#targets tbody tr")
-    ]
+    """The index table's cells as the page renders them, read in one call (a WebDriver call a cell
+    made this module's tests half a minute slower)."""
+    return browser.execute_script(
+        "return [...document.querySelectorAll('#targets tbody tr')]"
+        ".map(row => [...row.querySelectorAll('td')].map(cell => cell.innerText.trim()))"
+    )
 
 
 def column(browser, label: str) -> int:
@@ -142,13 +142,14 @@ def test_sorting_by_a_column_orders_the_rows(site, browser):
 
     index, report = site
     open_index(browser, index)
-    header = browser.find_elements(By.CSS_SELECTOR, "#targets th")[column(browser, "sft nDCG@10")]
+    sft = column(browser, "sft nDCG@10")
+    header = browser.find_elements(By.CSS_SELECTOR, "#targets th")[sft]
     header.click()  # numbers sort high to low first
-    values = [float(row[column(browser, "sft nDCG@10")]) for row in rows(browser)]
+    values = [float(row[sft]) for row in rows(browser)]
     best = sorted((s["ndcg10"] for s in report["per_target"]["sft"]), reverse=True)[: len(values)]
     assert values == pytest.approx(best, abs=1e-3)
     header.click()
-    values = [float(row[column(browser, "sft nDCG@10")]) for row in rows(browser)]
+    values = [float(row[sft]) for row in rows(browser)]
     assert values == sorted(values) and values[0] == 0.0
 
 
@@ -159,8 +160,8 @@ def test_filters_keep_only_the_matching_targets(site, browser):
     open_index(browser, index)
     pairs = list(zip(report["per_target"]["base"], report["per_target"]["sft"]))
     Select(browser.find_element("id", "filter")).select_by_value("win")
-    shown = rows(browser)
-    assert {row[column(browser, "sft - base")] for row in shown} == {"win"}
+    shown, versus = rows(browser), column(browser, "sft - base")
+    assert {row[versus] for row in shown} == {"win"}
     assert len(shown) == min(100, sum(s["ndcg10"] > b["ndcg10"] for b, s in pairs))
     Select(browser.find_element("id", "filter")).select_by_value("status:sft:missing")
     assert [row[1] for row in rows(browser)] == ["t7"]
