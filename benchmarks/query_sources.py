@@ -32,6 +32,8 @@ class QuerySources:
     later_searches: int
     later_seen_share: float  # the same for every search after the first
     later_wholly_seen: float  # share of later queries all of whose words were on the screen before
+    later_repeats: float  # share of later queries equal (case and spacing aside) to an earlier one of their episode
+    fresh_seen_share: float  # mean share of words seen before, over the later queries that repeat none
 
 
 def words(text: str) -> list[str]:
@@ -48,24 +50,35 @@ def arguments(call: dict) -> dict:
     return args if isinstance(args, dict) else {}
 
 
-def searches_in_context(messages: list[dict]) -> Iterator[tuple[list[str], set[str]]]:
-    """Each search of `messages` in order: its query's words, and every word written before it."""
+def searches_in_context(messages: list[dict]) -> Iterator[tuple[list[str], set[str], bool]]:
+    """Each search of `messages` in order: its query's words, every word written before it, and
+    whether the query repeats an earlier one of the episode."""
     seen: set[str] = set()
+    asked: set[str] = set()
     for message in messages:
         seen.update(words(message.get("content") or ""))
         for call in message.get("tool_calls") or []:
             args = arguments(call)
             query = args.get("query")
             if call.get("function", {}).get("name") == "search_papers" and isinstance(query, str) and words(query):
-                yield words(query), set(seen)
+                normalised = " ".join(query.lower().split())
+                yield words(query), set(seen), normalised in asked
+                asked.add(normalised)
             seen.update(words(json.dumps(args)))
 
 
 def sources(episodes_messages: list[list[dict]]) -> QuerySources:
-    first, later = [], []
+    first, later, repeats, fresh = [], [], [], []
     for messages in episodes_messages:
-        for position, (query, seen) in enumerate(searches_in_context(messages)):
-            (first if position == 0 else later).append(sum(word in seen for word in query) / len(query))
+        for position, (query, seen, repeat) in enumerate(searches_in_context(messages)):
+            share = sum(word in seen for word in query) / len(query)
+            if position == 0:
+                first.append(share)
+                continue
+            later.append(share)
+            repeats.append(repeat)
+            if not repeat:
+                fresh.append(share)
     mean = lambda shares: sum(shares) / len(shares) if shares else 0.0  # noqa: E731
     return QuerySources(
         episodes=len(episodes_messages),
@@ -74,6 +87,8 @@ def sources(episodes_messages: list[list[dict]]) -> QuerySources:
         later_searches=len(later),
         later_seen_share=mean(later),
         later_wholly_seen=mean([share == 1.0 for share in later]),
+        later_repeats=mean(repeats),
+        fresh_seen_share=mean(fresh),
     )
 
 
@@ -81,8 +96,8 @@ def measure(run_dirs: list[Path]) -> dict:
     rows, lines = (
         {},
         [
-            "| run | episodes | first query: words seen before | later queries | their words seen before | later queries wholly seen before |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| run | episodes | first query: words seen before | later queries | their words seen before | wholly seen before | repeating an earlier query | the others' words seen before |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ],
     )
     for run_dir in run_dirs:
@@ -90,7 +105,8 @@ def measure(run_dirs: list[Path]) -> dict:
         rows[str(run_dir)] = asdict(found)
         lines.append(
             f"| {run_dir} | {found.episodes} | {found.first_seen_share:.0%} | {found.later_searches} | "
-            f"{found.later_seen_share:.0%} | {found.later_wholly_seen:.0%} |"
+            f"{found.later_seen_share:.0%} | {found.later_wholly_seen:.0%} | {found.later_repeats:.0%} | "
+            f"{found.fresh_seen_share:.0%} |"
         )
     return {"runs": rows, "markdown": "\n".join(lines)}
 

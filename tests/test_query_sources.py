@@ -69,7 +69,7 @@ def test_a_run_folder_and_a_file_of_sft_rows_are_read_alike(tmp_path):
     report = measure([rows, tmp_path / "run"])
     assert report["runs"][str(rows)] == report["runs"][str(tmp_path / "run")]
     assert report["runs"][str(rows)]["later_seen_share"] == pytest.approx(0.0)
-    assert "| 1 | 100% | 1 | 0% | 0% |" in report["markdown"]
+    assert "| 1 | 100% | 1 | 0% | 0% | 0% | 0% |" in report["markdown"]
 
 
 def test_a_row_that_is_not_an_sft_row_is_named(tmp_path, capsys):
@@ -77,3 +77,11 @@ def test_a_row_that_is_not_an_sft_row_is_named(tmp_path, capsys):
     bad.write_text('{"messages": []}\n[1, 2]\n')
     assert main([str(bad)]) == 2
     assert f"{bad}:2" in capsys.readouterr().err
+
+
+def test_a_repeated_query_is_told_apart_from_a_fresh_one():
+    searches = [("graph", "Fast kernels"), ("Graph", "a"), ("fast zorblat", "b"), ("graph kernels", "c")]
+    found = sources([conversation("graph attention", searches)])
+    assert found.later_searches == 3 and found.later_repeats == pytest.approx(1 / 3)
+    assert found.later_seen_share == pytest.approx((1 + 0.5 + 1) / 3)
+    assert found.fresh_seen_share == pytest.approx((0.5 + 1) / 2)
