@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.common import run_folders_main
-from benchmarks.search_behaviour import DemonstrationError, episodes_of
+from benchmarks.search_behaviour import episodes_main, episodes_of
 
 WORD = re.compile(r"[a-z0-9]+")
 
@@ -112,11 +111,7 @@ def measure(run_dirs: list[Path]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_folders_main(measure, __doc__, argv)
-    except DemonstrationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return episodes_main(measure, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -127,12 +128,18 @@ def measure(run_dirs: list[Path]) -> dict:
     return {"runs": rows, "markdown": "\n".join(lines)}
 
 
-def main(argv: list[str] | None = None) -> int:
+def episodes_main(measure: Callable[[list[Path]], dict], description: str, argv: list[str] | None) -> int:
+    """The command line of a benchmark that reads run folders and files of SFT rows alike: a row
+    that is not an SFT row is named, and the exit status is 2."""
     try:
-        return run_folders_main(measure, __doc__, argv)
+        return run_folders_main(measure, description, argv)
     except DemonstrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    return episodes_main(measure, __doc__, argv)
 
 
 if __name__ == "__main__":
