@@ -424,3 +424,25 @@ def test_the_student_kept_at_epoch_one_is_the_one_epoch_student(sft_set):
     assert at_one.keys() == alone_weights.keys()
     assert all(torch.allclose(at_one[name], alone_weights[name], atol=1e-6) for name in at_one)
     assert any(not torch.allclose(at_one[name], at_two[name], atol=1e-6) for name in at_one)
+
+
+def test_the_manifest_names_the_commit_that_trained_not_the_one_checked_out_at_the_end(sft_set, monkeypatch):
+    """A checkout pulled while a long training runs has another HEAD when the manifest is written;
+    the manifest keeps the commit the training started from."""
+    from transformers import TrainerCallback
+
+    import hindsight.train.sft as sft
+
+    checked_out = ["abc123-at-start"]
+    monkeypatch.setattr(sft, "git_commit", lambda: checked_out[0])
+
+    class PullDuringTraining(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            checked_out[0] = "def456-pulled-later"
+
+    root, _, recipe = sft_set
+    loaded = load_recipe(recipe, ["train.max_examples=1", f"train.output_dir={root / 'pulled'}"])
+    manifest = sft.train(loaded, TrainConfig.from_recipe(loaded), callbacks=(PullDuringTraining(),))
+    assert checked_out[0] == "def456-pulled-later"
+    assert manifest["git_commit"] == "abc123-at-start"
+    assert json.loads((root / "pulled" / "train_manifest.json").read_text())["git_commit"] == "abc123-at-start"

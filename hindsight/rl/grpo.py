@@ -446,6 +446,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         callbacks=[make_callback(cfg, splits, rollout, reward, curves, tokenizer, student_dir)],
     )
     rollout.trainer = trainer  # the first dev scoring comes before any rollout hands it over
+    commit = git_commit()  # the code that trains: a checkout pulled during a long run moves HEAD
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     base_model = start["base_model"]
     manifest = {
@@ -474,7 +475,7 @@ def train(recipe, cfg: RLConfig) -> dict:
         "resumed_from": checkpoint.name if checkpoint else None,
         **batch_sizes(trainer.args),
         "software": software_versions(),
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "recipe": recipe.to_dict(),
     }
     if trainer.is_world_process_zero():

@@ -243,6 +243,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         remove_epoch_folders(cfg.output_dir)
     if cfg.save_epochs:
         trainer.add_callback(epoch_saver(trainer, cfg.output_dir, weights_folder))
+    commit = git_commit()  # the code that trains: a checkout pulled during a long run moves HEAD
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     adapter_dir = Path(cfg.output_dir) / weights_folder
     trainer.save_model(str(adapter_dir))
@@ -262,7 +263,7 @@ def train(recipe, cfg: TrainConfig, callbacks: tuple = ()) -> dict:
         "distributed_type": distributed_type,
         "mixed_precision": trainer.accelerator.mixed_precision,
         "software": software_versions(),
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "recipe": recipe.to_dict(),
         "frozen_token_rows": len(frozen),
         "resumed_from": checkpoint.name if checkpoint else None,
