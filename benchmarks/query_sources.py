@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.search_behaviour import episodes_main, episodes_of
+from benchmarks.search_behaviour import episodes_main, episodes_of, normalised
+from hindsight.leaks import call_arguments
 
 WORD = re.compile(r"[a-z0-9]+")
 
@@ -39,16 +40,6 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def arguments(call: dict) -> dict:
-    args = call.get("function", {}).get("arguments")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            return {}
-    return args if isinstance(args, dict) else {}
-
-
 def searches_in_context(messages: list[dict]) -> Iterator[tuple[list[str], set[str], bool]]:
     """Each search of `messages` in order: its query's words, every word written before it, and
     whether the query repeats an earlier one of the episode."""
@@ -57,12 +48,12 @@ def searches_in_context(messages: list[dict]) -> Iterator[tuple[list[str], set[s
     for message in messages:
         seen.update(words(message.get("content") or ""))
         for call in message.get("tool_calls") or []:
-            args = arguments(call)
+            args = call_arguments(call.get("function", {}).get("arguments")) or {}
             query = args.get("query")
-            if call.get("function", {}).get("name") == "search_papers" and isinstance(query, str) and words(query):
-                normalised = " ".join(query.lower().split())
-                yield words(query), set(seen), normalised in asked
-                asked.add(normalised)
+            query_words = words(query) if isinstance(query, str) else []
+            if call.get("function", {}).get("name") == "search_papers" and query_words:
+                yield query_words, set(seen), normalised(query) in asked
+                asked.add(normalised(query))
             seen.update(words(json.dumps(args)))
 
 

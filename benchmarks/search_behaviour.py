@@ -35,11 +35,16 @@ class Behaviour:
     distinct_submitted_share: float  # distinct ids over all submitted ids, across targets
 
 
+def normalised(query: str) -> str:
+    """A query as a repeat is judged: case and spacing aside."""
+    return " ".join(query.lower().split())
+
+
 def queries(episode: Episode) -> list[str]:
     out = []
     for step in episode.steps:
         if step.tool == "search_papers" and isinstance(step.args, dict) and isinstance(step.args.get("query"), str):
-            out.append(" ".join(step.args["query"].lower().split()))
+            out.append(normalised(step.args["query"]))
     return out
 
 
