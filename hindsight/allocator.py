@@ -42,8 +42,9 @@ def pin_mmap_threshold(threshold: int) -> bool:
         pinned = bool(libc.mallopt(M_MMAP_THRESHOLD, threshold))
     except (OSError, AttributeError):  # not glibc (musl has no mallopt of this meaning)
         return False
-    if pinned and "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+    if not pinned:
+        return False
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
         libc.mallopt(M_TRIM_THRESHOLD, min(2 * threshold, INT_MAX))
-    if pinned:
-        logger.info(f"glibc's mmap threshold pinned at {threshold:,} bytes (train.malloc_mmap_threshold)")
-    return pinned
+    logger.info(f"glibc's mmap threshold pinned at {threshold:,} bytes (train.malloc_mmap_threshold)")
+    return True

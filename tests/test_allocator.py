@@ -11,16 +11,20 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="glibc's mallopt is Linux's")
 
-PROBE = textwrap.dedent(
-    """
-    import ctypes, sys
-    from hindsight.allocator import pin_mmap_threshold
+# What both probes share: the threshold pinned as the recipe would, and glibc's malloc counters.
+SETUP = """
+import ctypes, sys
+from hindsight.allocator import pin_mmap_threshold
 
-    pinned = pin_mmap_threshold(int(sys.argv[1]))
-    libc = ctypes.CDLL("libc.so.6")
-    libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
-    fields = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
-    libc.mallinfo2.restype = type("MallInfo2", (ctypes.Structure,), {"_fields_": [(f, ctypes.c_size_t) for f in fields]})
+pinned = pin_mmap_threshold(int(sys.argv[1]))
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+fields = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
+libc.mallinfo2.restype = type("MallInfo2", (ctypes.Structure,), {"_fields_": [(f, ctypes.c_size_t) for f in fields]})
+"""
+
+PROBE = SETUP + textwrap.dedent(
+    """
     libc.free(libc.malloc(8 << 20))  # freeing a mapped 8 MiB block raises glibc's own threshold to 8 MiB
     mapped_before = libc.mallinfo2().hblkhd
     block = libc.malloc(4 << 20)
@@ -29,17 +33,18 @@ PROBE = textwrap.dedent(
 )
 
 
-def probe(threshold: int) -> str:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(threshold)], env=env, capture_output=True, text=True, check=True
-        )
-    except subprocess.CalledProcessError as exc:
-        if "mallinfo2" in exc.stderr:
-            pytest.skip("this C library has no mallinfo2 (glibc 2.33 or later)")
-        raise
+def run_probe(code: str, threshold: int, **environment: str) -> list[str]:
+    """Run a probe in a fresh process (glibc reads MALLOC_* at start: none of this one's pass on)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")} | environment
+    done = subprocess.run([sys.executable, "-c", code, str(threshold)], env=env, capture_output=True, text=True)
+    if "mallinfo2" in done.stderr:
+        pytest.skip("this C library has no mallinfo2 (glibc 2.33 or later)")
+    assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+def probe(threshold: int) -> list[str]:
+    return run_probe(PROBE, threshold)
 
 
 def test_a_pinned_threshold_keeps_big_blocks_mapped_after_a_bigger_one_was_freed():
@@ -57,16 +62,8 @@ def test_the_environment_variable_wins_over_the_recipe(monkeypatch):
     assert pin_mmap_threshold(2 * 1024 * 1024) is False
 
 
-TRIM_PROBE = textwrap.dedent(
+TRIM_PROBE = SETUP + textwrap.dedent(
     """
-    import ctypes, sys
-    from hindsight.allocator import pin_mmap_threshold
-
-    pinned = pin_mmap_threshold(int(sys.argv[1]))
-    libc = ctypes.CDLL("libc.so.6")
-    libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
-    fields = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
-    libc.mallinfo2.restype = type("MallInfo2", (ctypes.Structure,), {"_fields_": [(f, ctypes.c_size_t) for f in fields]})
     heap_before = libc.mallinfo2().arena
     libc.free(libc.malloc(3 << 20))  # below the threshold: from the heap's top, then freed there
     print(pinned, libc.mallinfo2().arena - heap_before >= 3 << 20)
@@ -75,14 +72,7 @@ TRIM_PROBE = textwrap.dedent(
 
 
 def heap_after_a_free(threshold: int, **environment: str) -> list[str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")} | environment
-    done = subprocess.run(
-        [sys.executable, "-c", TRIM_PROBE, str(threshold)], env=env, capture_output=True, text=True, check=False
-    )
-    if "mallinfo2" in done.stderr:
-        pytest.skip("this C library has no mallinfo2 (glibc 2.33 or later)")
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    return run_probe(TRIM_PROBE, threshold, **environment)
 
 
 def test_the_heap_keeps_a_freed_block_below_twice_the_pinned_threshold_for_the_next_step():
