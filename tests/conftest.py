@@ -195,11 +195,11 @@ def qwen_untrained_lora(qwen_folder, tmp_path_factory):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """`make test` runs two pytest-xdist workers with --dist loadgroup: a module's tests stay on one
-    worker (its module-scoped fixtures are built once), and every test of the real Qwen shares
-    one worker (its session fixtures, the dequantised model and the trained adapter, once).
-    Under pytest 9.2 xdist no longer sees these groups (pytest-dev/pytest-xdist#1386)."""
+    """`make test` runs two pytest-xdist workers with --dist loadgroup: every test of the real Qwen
+    shares one worker, so its session fixtures (the dequantised model, the trained adapter) are
+    built once while the other worker runs the rest one test at a time. (Keeping each module on one
+    worker measured slower: a long module finishes alone.) Needs pytest < 9.2 with xdist 3.8
+    (pytest-dev/pytest-xdist#1386)."""
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            group = "real-qwen" if item.get_closest_marker("real_model") else item.module.__name__
-            item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("real_model") and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("real-qwen"))
