@@ -77,7 +77,7 @@ $(VLLM_VENV)/.installed: pyproject.toml $(VLLM_VENV)/.installed-engine
 vllm-engine: $(VLLM_VENV)/.installed-engine
 venv-vllm: $(VLLM_VENV)/.installed
 
-# vLLM's engine on CPU with the real Qwen and a LoRA adapter (tests marked vllm): about 7.5 minutes
+# vLLM's engine on CPU with the real Qwen and a LoRA adapter (tests marked vllm): about 6.5 minutes
 # on 2 cores once the environment exists (443 s in .ci/run), 10 with its install.
 test-vllm: venv-vllm
 	$(VLLM_BIN)/python -m pytest -q -m vllm tests/test_vllm_engine.py

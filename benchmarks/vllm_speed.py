@@ -1,6 +1,7 @@
 """Evaluation speed of the real-model experiment's vLLM engine: float32 with prefix caching (vLLM's
-default, the baseline) against float32 without it, bfloat16 with it, and (with an adapter) the
-adapter folded into the weights (`policy.merge_adapter`), on the same eval targets under the
+default, the baseline) against float32 without it, bfloat16 with it, the model run uncompiled
+(`policy.enforce_eager`) and (with an adapter) the adapter folded into the weights
+(`policy.merge_adapter`), on the same eval targets under the
 protocol and policy settings of a recipe; each arm in the same run. Run it in the environment
 `make venv-vllm` builds:
 
@@ -9,7 +10,7 @@ protocol and policy settings of a recipe; each arm in the same run. Run it in th
     .venv-vllm/bin/python -m benchmarks.vllm_speed recipes/qwen05_world.yaml --episodes 10 \
         --adapter outputs/qwen05_world/sft/adapter --arms merged --json benchmarks/results/vllm_merged-qwen05.json
 
-`--arms` picks arms besides the baseline (by a word of their names: `merged`, `bfloat16`, `no`).
+`--arms` picks arms besides the baseline (by a word of their names: `merged`, `bfloat16`, `no`, `eager`).
 
 Each arm starts an engine of its own (timed apart; the start generates already: vLLM's warm-up
 and, with an adapter, the adapter probe), then plays the targets greedily in one batch. What each change does to the result: how many episodes kept the
@@ -35,12 +36,13 @@ from hindsight.runs import read_episodes
 from hindsight.schema import tasks_of
 from hindsight.stats import paired_bootstrap
 
-# name: (dtype, prefix caching, adapter merged); the first is the baseline the others are divided by
+# name: (dtype, prefix caching, adapter merged, eager); the first is the baseline the others are divided by
 ARMS = {
-    "float32, prefix cache": ("float32", True, False),
-    "float32, no prefix cache": ("float32", False, False),
-    "bfloat16, prefix cache": ("bfloat16", True, False),
-    "float32, prefix cache, adapter merged": ("float32", True, True),
+    "float32, prefix cache": ("float32", True, False, False),
+    "float32, no prefix cache": ("float32", False, False, False),
+    "bfloat16, prefix cache": ("bfloat16", True, False, False),
+    "float32, prefix cache, adapter merged": ("float32", True, True, False),
+    "float32, prefix cache, eager": ("float32", True, False, True),
 }
 
 
@@ -56,10 +58,12 @@ def chosen_arms(words: list[str] | None, adapter: str | None) -> dict:
 
 
 def play(recipe, adapter: str | None, arm: tuple, instances, backend, out: Path) -> dict:
-    """One arm: the recipe's policy on vLLM with this dtype, prefix caching and adapter merging;
-    its engine start (a merge included) and its episodes' wall time, in seconds."""
-    dtype, caching, merged = arm
-    policy_cfg = replace(recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching, merge_adapter=merged)
+    """One arm: the recipe's policy on vLLM with this dtype, prefix caching, adapter merging and
+    compilation; its engine start (a merge included) and its episodes' wall time, in seconds."""
+    dtype, caching, merged, eager = arm
+    policy_cfg = replace(
+        recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching, merge_adapter=merged, enforce_eager=eager
+    )
     start = time.perf_counter()
     policy = make_policy(policy_cfg, recipe.protocol, adapter=adapter)
     policy.engine()
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("recipe", help="its data (eval targets), protocol and policy settings are used")
     parser.add_argument("--episodes", type=int, default=10, help="the recipe's first N eval targets")
     parser.add_argument("--adapter", help="a LoRA adapter folder to evaluate (default: the base model)")
-    parser.add_argument("--arms", nargs="+", help="only these arms besides the baseline: merged, bfloat16, no")
+    parser.add_argument("--arms", nargs="+", help="only these arms besides the baseline: merged, bfloat16, no, eager")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     arms = chosen_arms(args.arms, args.adapter)

@@ -85,6 +85,7 @@ class PolicyConfig:
     dtype: str = "auto"  # hf, vllm: weights' dtype (auto, float32, bfloat16, float16)
     reuse_cache: bool = True  # keep an episode's keys/values across its turns (hf: its cache; vllm: prefix caching)
     merge_adapter: bool = False  # hf, vllm: fold the adapter into the weights once and serve them without LoRA
+    enforce_eager: bool = False  # vllm: no torch.compile or CUDA graphs (a CPU engine starts ~100 s sooner)
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,22 @@ def test_the_recipes_reuse_cache_sets_the_engines_prefix_caching(tiny_model, reu
     assert make_policy(config).prefix_caching is reuse_cache
 
 
+@pytest.mark.parametrize("eager", [True, False])
+def test_the_recipes_enforce_eager_reaches_the_engine_and_the_manifest_only_when_set(tiny_model, monkeypatch, eager):
+    import sys
+
+    from hindsight.policy import make_policy
+    from hindsight.recipe import PolicyConfig
+
+    built = []
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=lambda **settings: built.append(settings)))
+    policy = make_policy(PolicyConfig(backend="vllm", model=str(tiny_model), enforce_eager=eager))
+    policy.engine()
+    assert built[0]["enforce_eager"] is eager
+    # runs made before the setting existed ran compiled and say nothing of it
+    assert policy.describe().get("enforce_eager", False) is eager
+
+
 @pytest.mark.parametrize("temperature, chunked", [(0.0, None), (0.7, False)])
 def test_sampled_replies_on_a_cpu_are_prefilled_whole(tiny_model, monkeypatch, temperature, chunked):
     """vLLM's CPU build rewinds a seeded request's generator after each chunk of its prefill, which a

@@ -45,7 +45,13 @@ def make_policy(config, protocol=None, adapter: str | None = None) -> Policy:
     if config.backend == "vllm":
         from hindsight.policy.vllm_backend import VLLMPolicy
 
-        return VLLMPolicy(model, max_context=config.max_context or 32768, prefix_caching=config.reuse_cache, **local)
+        return VLLMPolicy(
+            model,
+            max_context=config.max_context or 32768,
+            prefix_caching=config.reuse_cache,
+            enforce_eager=config.enforce_eager,
+            **local,
+        )
     if config.backend == "litellm":
         if adapter:
             raise UserError(

@@ -51,6 +51,7 @@ class VLLMPolicy:
         max_lora_rank: int | None = None,
         gpu_memory_utilization: float = 0.85,
         prefix_caching: bool = True,
+        enforce_eager: bool = False,
         guard_mixed_batches: bool = True,
         engine=None,
         tokenizer=None,
@@ -68,6 +69,7 @@ class VLLMPolicy:
         self.max_lora_rank = max_lora_rank
         self.gpu_memory_utilization = gpu_memory_utilization
         self.prefix_caching = prefix_caching
+        self.enforce_eager = enforce_eager
         self.guard_mixed_batches = guard_mixed_batches
         self.mixed_batches_safe: bool | None = None if guard_mixed_batches else True
         self.weights = resolve_model(model) if engine is None or tokenizer is None else model
@@ -83,7 +85,8 @@ class VLLMPolicy:
         self.turns = 0
 
     def describe(self) -> dict:
-        return describe_weights_policy(self)
+        # recorded only when set: the runs made before the setting existed ran compiled
+        return {**describe_weights_policy(self), **({"enforce_eager": True} if self.enforce_eager else {})}
 
     # -- request building (no engine needed) ---------------------------------------------------
 
@@ -144,6 +147,7 @@ class VLLMPolicy:
                 gpu_memory_utilization=self.gpu_memory_utilization,
                 # each turn of an episode re-sends its whole context: the cache computes only the new part
                 enable_prefix_caching=self.prefix_caching,
+                enforce_eager=self.enforce_eager,
                 **settings,
             )
             if self.adapter:
