@@ -78,7 +78,8 @@ vllm-engine: $(VLLM_VENV)/.installed-engine
 venv-vllm: $(VLLM_VENV)/.installed
 
 # vLLM's engine on CPU with the real Qwen and a LoRA adapter (tests marked vllm): about 6.5 minutes
-# on 2 cores once the environment exists (443 s in .ci/run), 10 with its install.
+# on 2 cores once the environment exists (443 s in .ci/run before the folded engine ran eager), 10
+# with its install.
 test-vllm: venv-vllm
 	$(VLLM_BIN)/python -m pytest -q -m vllm tests/test_vllm_engine.py
 
