@@ -36,13 +36,16 @@ from hindsight.runs import read_episodes
 from hindsight.schema import tasks_of
 from hindsight.stats import paired_bootstrap
 
-# name: (dtype, prefix caching, adapter merged, eager); the first is the baseline the others are divided by
+# The baseline's policy settings (whatever the recipe says), the ratios' denominator.
+BASELINE = {"dtype": "float32", "reuse_cache": True, "merge_adapter": False, "enforce_eager": False}
+
+# name: what the arm changes from the baseline; the first is the baseline itself
 ARMS = {
-    "float32, prefix cache": ("float32", True, False, False),
-    "float32, no prefix cache": ("float32", False, False, False),
-    "bfloat16, prefix cache": ("bfloat16", True, False, False),
-    "float32, prefix cache, adapter merged": ("float32", True, True, False),
-    "float32, prefix cache, eager": ("float32", True, False, True),
+    "float32, prefix cache": {},
+    "float32, no prefix cache": {"reuse_cache": False},
+    "bfloat16, prefix cache": {"dtype": "bfloat16"},
+    "float32, prefix cache, adapter merged": {"merge_adapter": True},
+    "float32, prefix cache, eager": {"enforce_eager": True},
 }
 
 
@@ -51,19 +54,16 @@ def chosen_arms(words: list[str] | None, adapter: str | None) -> dict:
     baseline, *others = ARMS
     picked = [name for name in others if not words or any(word in name.replace(",", " ").split() for word in words)]
     if not adapter:
-        picked = [name for name in picked if not ARMS[name][2]]
+        picked = [name for name in picked if not ARMS[name].get("merge_adapter")]
     if words and not picked:
         raise SystemExit(f"--arms {' '.join(words)}: no arm of {others} (the merged arm needs --adapter)")
     return {name: ARMS[name] for name in (baseline, *picked)}
 
 
-def play(recipe, adapter: str | None, arm: tuple, instances, backend, out: Path) -> dict:
-    """One arm: the recipe's policy on vLLM with this dtype, prefix caching, adapter merging and
-    compilation; its engine start (a merge included) and its episodes' wall time, in seconds."""
-    dtype, caching, merged, eager = arm
-    policy_cfg = replace(
-        recipe.policy, backend="vllm", dtype=dtype, reuse_cache=caching, merge_adapter=merged, enforce_eager=eager
-    )
+def play(recipe, adapter: str | None, arm: dict, instances, backend, out: Path) -> dict:
+    """One arm: the recipe's policy on vLLM with the baseline's settings and the arm's changes;
+    its engine start (a merge included) and its episodes' wall time, in seconds."""
+    policy_cfg = replace(recipe.policy, backend="vllm", **{**BASELINE, **arm})
     start = time.perf_counter()
     policy = make_policy(policy_cfg, recipe.protocol, adapter=adapter)
     policy.engine()

@@ -23,10 +23,6 @@ pytest.importorskip("vllm", reason="vLLM is not installed here (`make venv-vllm`
 PROTOCOL = ProtocolConfig(**{**QWEN_PROTOCOL, "fields": ("id",), "budget": 2})
 TOOLS = tool_schemas(PROTOCOL)
 SETTINGS = {"dtype": "float32", "max_context": 4096, "max_new_tokens": 96}
-# The folded student's engine runs uncompiled: on a CPU torch.compile adds about 100 s to an
-# engine's start and decodes no faster (benchmarks/results/vllm_eager-qwen05.json). Engines with
-# LoRA are never compiled on a CPU (vLLM's CPU platform turns compilation off for them).
-EAGER = {"enforce_eager": True}
 
 
 def brief_conversation(text="We want faster attention for long graphs. Which papers should we build on?"):
@@ -148,7 +144,9 @@ def test_the_adapter_folded_into_the_weights_gives_the_adapters_tokens_and_logpr
     from hindsight.policy.vllm_backend import logprob_change
     from hindsight.recipe import PolicyConfig
 
-    config = PolicyConfig(backend="vllm", model=str(qwen_gguf), merge_adapter=True, **SETTINGS, **EAGER)
+    # uncompiled: on a CPU torch.compile adds about 100 s to an engine's start and decodes no faster
+    # (benchmarks/results/vllm_eager-qwen05.json); engines with LoRA, like sft_policy's, never compile there
+    config = PolicyConfig(backend="vllm", model=str(qwen_gguf), merge_adapter=True, enforce_eager=True, **SETTINGS)
     merged = make_policy(config, adapter=str(qwen_lora / "adapter"))
     prompt = {"prompt_token_ids": sft_policy.renderer.prompt_ids(brief_conversation(), TOOLS)}
     settings = {"max_tokens": 16, "temperature": 0.0, "logprobs": 5}
