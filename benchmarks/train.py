@@ -1,7 +1,7 @@
 """Training throughput: padded batches vs padding-free batches on the same examples, one run;
 with --threads-arms, also one example a step under 1 and under 2 torch threads; with
 --precision-arms, padded batches in float32 against bf16 autocast (what `precision: bf16` and, on a
-CPU with AMX or AVX512-BF16, `auto` train in), with the same batch's loss under both.
+CPU with AMX, `auto` train in), with the same batch's loss under both.
 
     python -m benchmarks.train --json benchmarks/results/train.json
     python -m benchmarks.train --model ~/.cache/hindsight-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \

@@ -28,35 +28,50 @@ def quiet_upstream_deprecations() -> None:
     warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 
 
-CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo's names for native bf16 arithmetic
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo's names for bf16 arithmetic in hardware
 
 
-def cpu_bf16_supported(cpuinfo: str | None = None) -> bool:
-    """Whether this CPU computes bf16 matrix products natively (AMX or AVX512-BF16); without
-    either bf16 has no hardware path, and `auto` keeps float32. `cpuinfo`: /proc/cpuinfo's text
-    to read instead of asking torch (tests)."""
+def cpu_bf16_features(cpuinfo: str | None = None) -> dict[str, bool]:
+    """Which of AMX and AVX512-BF16 this CPU has, by their /proc/cpuinfo names. `cpuinfo`:
+    /proc/cpuinfo's text to read instead of asking torch (tests)."""
     if cpuinfo is None:
         import torch
 
-        probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
-        if all(hasattr(torch.cpu, probe) for probe in probes):
-            return any(getattr(torch.cpu, probe)() for probe in probes)
+        probes = {"amx_bf16": "_is_amx_tile_supported", "avx512_bf16": "_is_avx512_bf16_supported"}
+        if all(hasattr(torch.cpu, probe) for probe in probes.values()):
+            return {name: bool(getattr(torch.cpu, probe)()) for name, probe in probes.items()}
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text()
         except OSError:
-            return False
+            cpuinfo = ""
     flags = set(cpuinfo.split())
-    return any(flag in flags for flag in CPU_BF16_FLAGS)
+    return {name: name in flags for name in CPU_BF16_FLAGS}
+
+
+def cpu_bf16_pays(cpuinfo: str | None = None) -> bool:
+    """Whether bf16 is the faster choice on this CPU without measuring it: with AMX, yes (a LoRA
+    step of the real Qwen 2.7x float32); with AVX512-BF16 alone it depends on the chip (a decoder
+    layer's products ran 0.57x float32 on a virtual Xeon whose AMX was hidden,
+    benchmarks/results/bf16_matmul-avx512bf16-vm.json), so float32; without either, bf16 has no
+    hardware path."""
+    features = cpu_bf16_features(cpuinfo)
+    if features["avx512_bf16"] and not features["amx_bf16"]:
+        logger.info(
+            "this CPU has AVX512-BF16 but no AMX: `precision: auto` trains in float32 (bf16 is faster on "
+            "some such CPUs and slower on others; `python -m benchmarks.bf16_matmul` measures this one, "
+            "`precision: bf16` chooses it)"
+        )
+    return features["amx_bf16"]
 
 
 def native_bf16() -> bool:
-    """bf16 where the hardware that trains computes it natively: a GPU that supports it, or, with
-    no GPU, a CPU with AMX or AVX512-BF16."""
+    """bf16 where the hardware that trains makes it pay: a GPU that supports it, or, with no GPU,
+    a CPU with AMX."""
     import torch
 
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
-    return cpu_bf16_supported()
+    return cpu_bf16_pays()
 
 
 def precision_flags(precision: str) -> dict:

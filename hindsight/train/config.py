@@ -31,7 +31,7 @@ class TrainConfig:
     max_drop_share: float = 0.05  # refuse to start if more rows than this are too long
     packing: bool = False  # padding-free packing of sequences
     precision: str = (
-        "auto"  # auto (bf16 autocast where the GPU or CPU computes bf16 natively: AMX, AVX512-BF16), bf16, fp16, fp32
+        "auto"  # auto (bf16 autocast on a GPU that supports it or a CPU with AMX, else fp32), bf16, fp16, fp32
     )
     gradient_checkpointing: bool = False  # recompute activations in the backward pass (less memory, more time)
     frozen_tokens: str | None = None  # full fine-tuning: tokens whose text matches this regex keep their embeddings
