@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import finish, machine
+from benchmarks.common import command_line, finish, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_THRESHOLDS = (2 * 1024 * 1024, 0, 256 * 1024 * 1024)
@@ -163,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         recipe = args.recipe.resolve() if args.recipe else tiny_world_recipe(work, args.targets)
         report = measure(recipe, thresholds, args.repeats, args.epochs, work)
-    command = "python -m benchmarks.allocator " + " ".join(argv if argv is not None else sys.argv[1:])
-    report = {"command": command.strip(), **report}
+    report = {"command": command_line("allocator", argv), **report}
     report["markdown"] = markdown(report)
     finish(report, args.json)
     return 0 if all(arm["same_losses"] for arm in report["arms"]) else 1

@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import finish, machine
+from benchmarks.common import command_line, finish, machine
+from hindsight.trainer_args import CPU_BF16_FLAGS
 
 # (name, input features, output features) of Qwen2.5-0.5B's linear layers; k and v have 2 KV heads
 QWEN05_LAYER = (
@@ -37,13 +38,14 @@ FP32_TOLERANCE = 1e-5
 def cpu_features() -> dict:
     import torch
 
-    from hindsight.trainer_args import cpu_bf16_features, native_bf16
+    from hindsight.trainer_args import cpu_bf16_features, cpu_bf16_pays
 
     return {
         **cpu_bf16_features(),
         "torch": torch.__version__,
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "auto_picks": "bf16" if native_bf16() else "fp32",
+        # the CPU's choice, not native_bf16's: on a machine with a GPU, that one speaks of the GPU
+        "auto_picks": "bf16" if cpu_bf16_pays() else "fp32",
     }
 
 
@@ -115,7 +117,7 @@ def markdown(report: dict) -> str:
             f"| {shape['product']} | {shape['fp32_ms']:.2f} | {shape['bf16_ms']:.2f} | "
             f"{shape['bf16_speedup']:.2f}× | {shape['bf16_error']:.1e} | {'yes' if shape['within_tolerance'] else 'NO'} |"
         )
-    features = ", ".join(name for name in ("amx_bf16", "avx512_bf16") if cpu[name]) or "neither AMX nor AVX512-BF16"
+    features = ", ".join(name for name in CPU_BF16_FLAGS if cpu[name]) or "neither AMX nor AVX512-BF16"
     lines.append("")
     lines.append(
         f"One decoder layer's products: {report['layer_fp32_ms']:.1f} ms float32, {report['layer_bf16_ms']:.1f} ms "
@@ -137,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     report = measure(args.tokens, args.threads, args.rounds, args.repeats, args.bf16_tolerance)
-    command = "python -m benchmarks.bf16_matmul " + " ".join(argv if argv is not None else sys.argv[1:])
-    report = {"command": command.strip(), **report}
+    report = {"command": command_line("bf16_matmul", argv), **report}
     report["markdown"] = markdown(report)
     finish(report, args.json)
     return 0 if all(shape["within_tolerance"] for shape in report["shapes"]) else 1

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from pathlib import Path
 def machine() -> str:
     """The report's line on where it ran: architecture, the cores this process may use, Python."""
     return f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}"
+
+
+def command_line(module: str, argv: list[str] | None) -> str:
+    """The command that made a report: `python -m benchmarks.MODULE` and its arguments (this
+    process's own when `argv` is None)."""
+    return f"python -m benchmarks.{module} {' '.join(sys.argv[1:] if argv is None else argv)}".strip()
 
 
 def finish(report: dict, json_path: Path | None) -> dict:
